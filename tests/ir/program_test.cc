@@ -1,0 +1,298 @@
+// ProgramBuilder::Build: shape inference, broadcasting, validation errors (exact messages),
+// forward references and topological order, cycles, structural hashes, equality.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "prism/ir/program.h"
+#include "prism/ir/types.h"
+#include "testing/status_matchers.h"
+
+namespace prism {
+namespace {
+using ::prism::testing::StatusIs;
+using ::testing::HasSubstr;
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+
+// ---- shape inference, one row per op application --------------------------------------------
+struct ShapeRow {
+  std::string what;
+  std::function<TensorId(ProgramBuilder&, TensorId a, TensorId b)> build;
+  Shape a, b;
+  Shape expected;
+};
+
+TEST(ProgramTest, ShapeInferenceTable) {
+  const std::vector<ShapeRow> rows = {
+      {"matmul 2d", [](auto& b, auto x, auto y) { return b.MatMul(x, y); }, {16, 64}, {64, 32}, {16, 32}},
+      {"matmul batched", [](auto& b, auto x, auto y) { return b.MatMul(x, y); }, {4, 16, 64}, {4, 64, 8}, {4, 16, 8}},
+      {"matmul batch broadcast", [](auto& b, auto x, auto y) { return b.MatMul(x, y); }, {4, 1, 16, 64}, {3, 64, 8}, {4, 3, 16, 8}},
+      {"matmul batch one side", [](auto& b, auto x, auto y) { return b.MatMul(x, y); }, {16, 64}, {5, 64, 8}, {5, 16, 8}},
+      {"exp", [](auto& b, auto x, auto) { return b.Exp(x); }, {3, 5}, {1}, {3, 5}},
+      {"scale", [](auto& b, auto x, auto) { return b.Scale(x, 0.5); }, {7}, {1}, {7}},
+      {"add same", [](auto& b, auto x, auto y) { return b.Add(x, y); }, {2, 3}, {2, 3}, {2, 3}},
+      {"add row broadcast", [](auto& b, auto x, auto y) { return b.Add(x, y); }, {16, 4096}, {4096}, {16, 4096}},
+      {"mul column broadcast", [](auto& b, auto x, auto y) { return b.Mul(x, y); }, {16, 4096}, {16, 1}, {16, 4096}},
+      {"sub both broadcast", [](auto& b, auto x, auto y) { return b.Sub(x, y); }, {16, 1}, {1, 8}, {16, 8}},
+      {"div rank extend", [](auto& b, auto x, auto y) { return b.Div(x, y); }, {2, 1, 3}, {4, 1}, {2, 4, 3}},
+      {"sum last", [](auto& b, auto x, auto) { return b.Sum(x, -1); }, {16, 4096}, {1}, {16, 1}},
+      {"sum first", [](auto& b, auto x, auto) { return b.Sum(x, 0); }, {16, 4096}, {1}, {1, 4096}},
+      {"max middle", [](auto& b, auto x, auto) { return b.Reduce(OpKind::kMax, x, 1); }, {2, 3, 4}, {1}, {2, 1, 4}},
+      {"mean -3", [](auto& b, auto x, auto) { return b.Reduce(OpKind::kMean, x, -3); }, {2, 3, 4}, {1}, {1, 3, 4}},
+      {"rms_norm", [](auto& b, auto x, auto) { return b.RmsNorm(x, -1); }, {16, 4096}, {1}, {16, 4096}},
+      {"softmax", [](auto& b, auto x, auto) { return b.Softmax(x, 2); }, {2, 256, 4096}, {1}, {2, 256, 4096}},
+      {"concat dim 1", [](auto& b, auto x, auto y) { return b.Concat({x, y}, 1); }, {8, 4096}, {8, 16}, {8, 4112}},
+      {"concat dim 0", [](auto& b, auto x, auto y) { return b.Concat({x, y}, 0); }, {4096, 64}, {16, 64}, {4112, 64}},
+      {"concat -1 three", [](auto& b, auto x, auto y) { return b.Concat({x, y, x}, -1); }, {2, 3}, {2, 5}, {2, 11}},
+  };
+  for (const ShapeRow& r : rows) {
+    ProgramBuilder b;
+    TensorId x = b.Input("A", DType::kF16, r.a);
+    TensorId y = b.Input("B", DType::kF16, r.b);
+    TensorId out = r.build(b, x, y);
+    // Keep B used when the op is unary.
+    b.Output(out);
+    if (GetOpInfo(b.mutable_node(out).op).arity == 1) b.Output(y);
+    absl::StatusOr<Program> p = std::move(b).Build();
+    ASSERT_TRUE(p.ok()) << r.what << ": " << p.status();
+    const TensorId pid = p->builder_to_program()[out.value()];
+    EXPECT_EQ(ShapeToString(p->node(pid).shape), ShapeToString(r.expected)) << r.what;
+    EXPECT_EQ(p->node(pid).dtype, DType::kF16) << r.what;
+  }
+}
+
+TEST(ProgramTest, BroadcastTable) {
+  struct Row { Shape a, b; std::string expected; };  // "" expected = error
+  const std::vector<Row> rows = {
+      {{1}, {5}, "[5]"},
+      {{5}, {1}, "[5]"},
+      {{3, 1}, {1, 4}, "[3, 4]"},
+      {{2, 3, 4}, {4}, "[2, 3, 4]"},
+      {{2, 3, 4}, {3, 1}, "[2, 3, 4]"},
+      {{1, 1, 1, 1}, {7}, "[1, 1, 1, 7]"},
+      {{3}, {4}, ""},
+      {{2, 3}, {3, 2}, ""},
+  };
+  for (const Row& r : rows) {
+    absl::StatusOr<Shape> s = BroadcastShapes(r.a, r.b);
+    if (r.expected.empty()) {
+      EXPECT_THAT(s, StatusIs(kInvalid, HasSubstr("expected equal dims or one of them 1")));
+    } else {
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_EQ(ShapeToString(*s), r.expected);
+    }
+  }
+  EXPECT_THAT(BroadcastShapes({3}, {4}),
+              StatusIs(kInvalid, "cannot broadcast [3] with [4]: found dims 3 and 4 at position "
+                                 "-1, expected equal dims or one of them 1"));
+}
+
+// ---- validation errors, exact messages -------------------------------------------------------
+struct ErrorRow {
+  std::string what;
+  std::function<void(ProgramBuilder&)> build;
+  std::string message;  // exact substring
+};
+
+TEST(ProgramTest, ValidationErrorTable) {
+  const std::vector<ErrorRow> rows = {
+      {"empty", [](ProgramBuilder&) {}, "the program has no tensors"},
+      {"no output", [](ProgramBuilder& b) { b.Input("X", DType::kF16, {4}); },
+       "the program has no output; expected at least one `output NAME` statement"},
+      {"rank 0", [](ProgramBuilder& b) { b.Output(b.Input("X", DType::kF16, {})); },
+       "input: found a shape of rank 0, expected rank 1 to 4"},
+      {"rank 5", [](ProgramBuilder& b) { b.Output(b.Input("X", DType::kF16, {1, 2, 3, 4, 5})); },
+       "found a shape of rank 5 ([1, 2, 3, 4, 5]), expected rank at most 4"},
+      {"zero dim", [](ProgramBuilder& b) { b.Output(b.Input("X", DType::kF16, {4, 0})); },
+       "found dim 0 at position 1 of [4, 0], expected every dim in 1..2147483647"},
+      {"negative dim", [](ProgramBuilder& b) { b.Output(b.Input("X", DType::kF16, {-3})); },
+       "found dim -3 at position 0 of [-3]"},
+      {"huge dim", [](ProgramBuilder& b) { b.Output(b.Input("X", DType::kF16, {int64_t{1} << 31})); },
+       "found dim 2147483648 at position 0"},
+      {"bad name", [](ProgramBuilder& b) { b.Output(b.Input("1x", DType::kF16, {4})); },
+       "found tensor name '1x', expected an identifier"},
+      {"op as name", [](ProgramBuilder& b) { b.Output(b.Input("exp", DType::kF16, {4})); },
+       "found tensor name 'exp'"},
+      {"duplicate name",
+       [](ProgramBuilder& b) {
+         b.Input("X", DType::kF16, {4}, {1, 1});
+         b.Output(b.Input("X", DType::kF16, {4}, {2, 1}));
+       },
+       "2:1: tensor 'X' is already defined at 1:1; expected each name to be defined once"},
+      {"matmul inner",
+       [](ProgramBuilder& b) {
+         b.Output(b.MatMul(b.Input("X", DType::kF16, {16, 4096}), b.Input("W", DType::kF16, {2048, 6144})));
+       },
+       "matmul: inner dims differ: found [16, 4096] x [2048, 6144], expected a[..., K] x "
+       "b[..., K, N] with equal K (4096 vs 2048)"},
+      {"matmul rank 1",
+       [](ProgramBuilder& b) {
+         b.Output(b.MatMul(b.Input("X", DType::kF16, {16}), b.Input("W", DType::kF16, {16, 4})));
+       },
+       "expected both of rank at least 2"},
+      {"matmul batch",
+       [](ProgramBuilder& b) {
+         b.Output(b.MatMul(b.Input("X", DType::kF16, {2, 4, 8}), b.Input("W", DType::kF16, {3, 8, 4})));
+       },
+       "matmul: batch dims: cannot broadcast [2] with [3]"},
+      {"broadcast", [](ProgramBuilder& b) {
+         b.Output(b.Add(b.Input("X", DType::kF16, {16, 4096}), b.Input("Y", DType::kF16, {16})));
+       },
+       "add: cannot broadcast [16, 4096] with [16]: found dims 4096 and 16"},
+      {"dtype mix", [](ProgramBuilder& b) {
+         b.Output(b.Mul(b.Input("X", DType::kF16, {4}), b.Input("Y", DType::kF32, {4})));
+       },
+       "mul: found operands of dtypes f16 and f32, expected all operands of one dtype"},
+      {"dim range", [](ProgramBuilder& b) { b.Output(b.Sum(b.Input("X", DType::kF16, {4, 4}), 2)); },
+       "sum: dim 2 is out of range for rank 2: expected -2..1"},
+      {"dim range neg", [](ProgramBuilder& b) { b.Output(b.Softmax(b.Input("X", DType::kF16, {4}), -2)); },
+       "softmax: dim -2 is out of range for rank 1: expected -1..0"},
+      {"eps", [](ProgramBuilder& b) { b.Output(b.RmsNorm(b.Input("X", DType::kF16, {4}), -1, -1.0)); },
+       "rms_norm: found eps=-1, expected a finite number >= 0"},
+      {"scale nan", [](ProgramBuilder& b) { b.Output(b.Scale(b.Input("X", DType::kF16, {4}), std::nan(""))); },
+       "scale: found factor nan, expected a finite number"},
+      {"concat one", [](ProgramBuilder& b) { b.Output(b.Concat({b.Input("X", DType::kF16, {4})}, 0)); },
+       "concat: found 1 tensor operand, expected at least 2"},
+      {"concat shapes", [](ProgramBuilder& b) {
+         b.Output(b.Concat({b.Input("X", DType::kF16, {4, 3}), b.Input("Y", DType::kF16, {5, 2})}, 1));
+       },
+       "concat: found operand shapes [4, 3] and [5, 2] (operand 1), expected equal ranks and "
+       "equal dims except dim 1"},
+      {"unused input", [](ProgramBuilder& b) {
+         b.Input("Z", DType::kF16, {4}, {3, 1});
+         b.Output(b.Input("X", DType::kF16, {4}));
+       },
+       "3:1: tensor 'Z' is defined but never used; use it or declare it with `output Z`"},
+      {"output twice", [](ProgramBuilder& b) {
+         TensorId x = b.Input("X", DType::kF16, {4});
+         b.Output(x, {2, 1});
+         b.Output(x, {3, 1});
+       },
+       "3:1: tensor 'X' is output twice (first at 2:1); expected each output once"},
+      {"bad operand id", [](ProgramBuilder& b) { b.Output(b.Exp(TensorId(42))); },
+       "operand 0 refers to no tensor (id 42, but there are 1 tensors)"},
+      {"unnamed input", [](ProgramBuilder& b) { b.Output(b.Input("", DType::kF16, {4})); },
+       "input tensor %0 has no name"},
+      {"cycle", [](ProgramBuilder& b) {
+         Node a; a.op = OpKind::kExp; a.name = "A"; a.operands = {TensorId(1)}; a.loc = {1, 1};
+         Node c; c.op = OpKind::kNeg; c.name = "B"; c.operands = {TensorId(0)}; c.loc = {2, 1};
+         b.AddNode(a);
+         b.Output(b.AddNode(c));
+       },
+       "1:1: found a cycle: A -> B -> A; expected an acyclic program"},
+      {"self cycle", [](ProgramBuilder& b) {
+         Node a; a.op = OpKind::kExp; a.name = "A"; a.operands = {TensorId(0)};
+         b.Output(b.AddNode(a));
+       },
+       "found a cycle: A -> A"},
+  };
+  for (const ErrorRow& r : rows) {
+    ProgramBuilder b;
+    r.build(b);
+    EXPECT_THAT(std::move(b).Build(), StatusIs(kInvalid, HasSubstr(r.message))) << r.what;
+  }
+}
+
+// ---- forward references, order, hashing ------------------------------------------------------
+absl::StatusOr<Program> RmsLinear(int64_t m, bool forward, const std::string& y = "Y") {
+  ProgramBuilder b;
+  if (forward) {
+    // Y defined before its operands exist (as the text format allows).
+    Node mm; mm.op = OpKind::kMatMul; mm.name = y; mm.operands = {TensorId(2), TensorId(1)};
+    TensorId out = b.AddNode(mm);
+    b.Input("W", DType::kF16, {64, 32});
+    Node rms; rms.op = OpKind::kRmsNorm; rms.dim = -1; rms.operands = {TensorId(3)};
+    b.AddNode(rms);
+    b.Input("X", DType::kF16, {m, 64});
+    b.Output(out);
+  } else {
+    TensorId x = b.Input("X", DType::kF16, {m, 64});
+    TensorId w = b.Input("W", DType::kF16, {64, 32});
+    TensorId out = b.MatMul(b.RmsNorm(x, -1), w);
+    b.SetName(out, y);
+    b.Output(out);
+  }
+  return std::move(b).Build();
+}
+
+TEST(ProgramTest, ForwardReferencesAreSortedTopologically) {
+  ASSERT_OK_AND_ASSIGN(Program p, RmsLinear(16, /*forward=*/true));
+  ASSERT_EQ(p.num_tensors(), 4u);
+  for (size_t i = 0; i < p.num_tensors(); ++i) {
+    for (TensorId op : p.nodes()[i].operands) EXPECT_LT(op.value(), i);
+  }
+  EXPECT_EQ(p.node(*p.Find("Y")).shape, (Shape{16, 32}));
+  EXPECT_EQ(p.builder_to_program()[0], *p.Find("Y"));
+  EXPECT_EQ(p.use_counts()[p.Find("X")->value()], 1);
+  EXPECT_EQ(p.DisplayName(*p.Find("W")), "W");
+}
+
+TEST(ProgramTest, StructuralHash) {
+  ASSERT_OK_AND_ASSIGN(Program a, RmsLinear(16, false));
+  ASSERT_OK_AND_ASSIGN(Program renamed, RmsLinear(16, false, "Out"));
+  ASSERT_OK_AND_ASSIGN(Program bigger, RmsLinear(32, false));
+  ASSERT_OK_AND_ASSIGN(Program again, RmsLinear(16, false));
+  // Names don't matter; shapes do; the shape-free hash ignores sizes.
+  EXPECT_EQ(a.StructuralHash(), renamed.StructuralHash());
+  EXPECT_EQ(a.StructuralHash(), again.StructuralHash());
+  EXPECT_NE(a.StructuralHash(), bigger.StructuralHash());
+  EXPECT_EQ(a.ShapeFreeHash(), bigger.ShapeFreeHash());
+  EXPECT_NE(a.StructuralHash(), a.ShapeFreeHash());
+  EXPECT_TRUE(a == again);
+  EXPECT_FALSE(a == renamed);
+  EXPECT_FALSE(a == bigger);
+}
+
+TEST(ProgramTest, HashSeesAttributesAndWiring) {
+  auto build = [](std::function<TensorId(ProgramBuilder&, TensorId, TensorId)> f) {
+    ProgramBuilder b;
+    TensorId x = b.Input("X", DType::kF32, {4, 4});
+    TensorId y = b.Input("Y", DType::kF32, {4, 4});
+    b.Output(f(b, x, y));
+    return std::move(b).Build()->StructuralHash();
+  };
+  const uint64_t sub_xy = build([](auto& b, auto x, auto y) { return b.Sub(x, y); });
+  const uint64_t sub_yx = build([](auto& b, auto x, auto y) { return b.Sub(y, x); });
+  const uint64_t s1 = build([](auto& b, auto x, auto y) { return b.Add(b.Scale(x, 2.0), y); });
+  const uint64_t s2 = build([](auto& b, auto x, auto y) { return b.Add(b.Scale(x, 3.0), y); });
+  const uint64_t sum_m1 = build([](auto& b, auto x, auto y) { return b.Add(b.Sum(x, -1), y); });
+  const uint64_t sum_1 = build([](auto& b, auto x, auto y) { return b.Add(b.Sum(x, 1), y); });
+  const uint64_t sum_0 = build([](auto& b, auto x, auto y) { return b.Add(b.Sum(x, 0), y); });
+  EXPECT_NE(sub_xy, sub_yx);
+  EXPECT_NE(s1, s2);
+  EXPECT_EQ(sum_m1, sum_1);  // normalized axis
+  EXPECT_NE(sum_1, sum_0);
+}
+
+TEST(ProgramTest, OpTable) {
+  EXPECT_EQ(AllOps().size(), 22u);
+  for (const OpInfo& info : AllOps()) {
+    EXPECT_EQ(GetOpInfo(info.kind).name, info.name);
+    EXPECT_EQ(ParseOpName(info.name), info.kind);
+    EXPECT_FALSE(IsValidTensorName(info.name));
+  }
+  EXPECT_FALSE(ParseOpName("expp").has_value());
+  EXPECT_TRUE(IsValidTensorName("Kt"));
+  EXPECT_TRUE(IsValidTensorName("_x9"));
+  EXPECT_FALSE(IsValidTensorName("f16"));
+  EXPECT_FALSE(IsValidTensorName("output"));
+  EXPECT_FALSE(IsValidTensorName("a-b"));
+}
+
+TEST(TypesTest, DTypeAndDimTables) {
+  EXPECT_EQ(ParseDType("bf16"), DType::kBF16);
+  EXPECT_FALSE(ParseDType("f64").has_value());
+  EXPECT_EQ(DTypeBytes(DType::kF32), 4);
+  EXPECT_EQ(DTypeBytes(DType::kF16), 2);
+  EXPECT_EQ(RoundToDType(1.0 / 3, DType::kF16), 0.333251953125);
+  EXPECT_EQ(*NormalizeDim(-1, 3), 2);
+  EXPECT_EQ(*NormalizeDim(0, 1), 0);
+  EXPECT_EQ(NumElements({16, 4096}), 65536);
+  EXPECT_FALSE(NumElements({kMaxDim, kMaxDim, kMaxDim}).has_value());
+  EXPECT_EQ(ShapeToString({2, 3}), "[2, 3]");
+}
+
+}  // namespace
+}  // namespace prism
