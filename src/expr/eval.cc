@@ -1,0 +1,170 @@
+#include "prism/expr/eval.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "prism/base/check.h"
+#include "prism/base/status.h"
+
+namespace prism {
+
+int64_t FloorDivInt(int64_t a, int64_t b) {
+  PRISM_CHECK(b != 0, "FloorDivInt by zero");
+  PRISM_CHECK(!(a == std::numeric_limits<int64_t>::min() && b == -1), "FloorDivInt overflow");
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t FloorModInt(int64_t a, int64_t b) {
+  PRISM_CHECK(b != 0, "FloorModInt by zero");
+  if (b == -1) return 0;  // avoids INT64_MIN % -1
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+namespace {
+
+// Evaluates bottom-up with memoization (expressions are DAGs). Booleans are 0/1.
+class Evaluator {
+ public:
+  Evaluator(const ExprContext& ctx, const Assignment& assignment)
+      : ctx_(ctx), assignment_(assignment) {}
+
+  absl::StatusOr<int64_t> Eval(Expr e) {
+    auto it = memo_.find(e);
+    if (it != memo_.end()) return it->second;
+    absl::StatusOr<int64_t> v = Dispatch(ctx_, e, *this);
+    if (v.ok()) memo_.emplace(e, *v);
+    return v;
+  }
+
+  // ---- one method per kind (Dispatch, expr_kinds.def) -----------------------------------
+  absl::StatusOr<int64_t> VisitConst(Expr e) { return ctx_.const_value(e); }
+  absl::StatusOr<int64_t> VisitBoolConst(Expr e) { return ctx_.bool_value(e) ? 1 : 0; }
+  absl::StatusOr<int64_t> VisitVar(Expr e) {
+    auto it = assignment_.find(ctx_.var_name(e));
+    if (it == assignment_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("unbound variable '", ctx_.var_name(e),
+                                                     "' in '", Root(), "'"));
+    }
+    return it->second;
+  }
+  absl::StatusOr<int64_t> VisitAdd(Expr e) { return Fold(e, /*mul=*/false); }
+  absl::StatusOr<int64_t> VisitMul(Expr e) { return Fold(e, /*mul=*/true); }
+  absl::StatusOr<int64_t> VisitFloorDiv(Expr e) { return Divide(e, /*mod=*/false); }
+  absl::StatusOr<int64_t> VisitMod(Expr e) { return Divide(e, /*mod=*/true); }
+  absl::StatusOr<int64_t> VisitMin(Expr e) {
+    PRISM_ASSIGN_OR_RETURN(int64_t a, Eval(ctx_.operand(e, 0)));
+    PRISM_ASSIGN_OR_RETURN(int64_t b, Eval(ctx_.operand(e, 1)));
+    return std::min(a, b);
+  }
+  absl::StatusOr<int64_t> VisitMax(Expr e) {
+    PRISM_ASSIGN_OR_RETURN(int64_t a, Eval(ctx_.operand(e, 0)));
+    PRISM_ASSIGN_OR_RETURN(int64_t b, Eval(ctx_.operand(e, 1)));
+    return std::max(a, b);
+  }
+  absl::StatusOr<int64_t> VisitEq(Expr e) { return Compare(e, [](int64_t a, int64_t b) { return a == b; }); }
+  absl::StatusOr<int64_t> VisitNe(Expr e) { return Compare(e, [](int64_t a, int64_t b) { return a != b; }); }
+  absl::StatusOr<int64_t> VisitLt(Expr e) { return Compare(e, [](int64_t a, int64_t b) { return a < b; }); }
+  absl::StatusOr<int64_t> VisitLe(Expr e) { return Compare(e, [](int64_t a, int64_t b) { return a <= b; }); }
+  absl::StatusOr<int64_t> VisitAnd(Expr e) { return Connective(e, /*absorbing=*/0); }
+  absl::StatusOr<int64_t> VisitOr(Expr e) { return Connective(e, /*absorbing=*/1); }
+  absl::StatusOr<int64_t> VisitNot(Expr e) {
+    PRISM_ASSIGN_OR_RETURN(int64_t a, Eval(ctx_.operand(e, 0)));
+    return a == 0 ? 1 : 0;
+  }
+
+  void set_root(Expr root) { root_ = root; }
+
+ private:
+  // The expression being evaluated, for messages; long ones are shortened.
+  std::string Root() const {
+    std::string text = ctx_.ToString(root_);
+    constexpr size_t kMaxChars = 160;
+    if (text.size() > kMaxChars) text = absl::StrCat(text.substr(0, kMaxChars - 3), "...");
+    return text;
+  }
+
+  absl::StatusOr<int64_t> Fold(Expr e, bool mul) {
+    int64_t acc = mul ? 1 : 0;
+    for (Expr op : ctx_.operands(e)) {
+      PRISM_ASSIGN_OR_RETURN(int64_t v, Eval(op));
+      int64_t next;
+      const bool overflow =
+          mul ? __builtin_mul_overflow(acc, v, &next) : __builtin_add_overflow(acc, v, &next);
+      if (overflow) {
+        return absl::InvalidArgumentError(absl::StrCat("integer overflow in '", ctx_.ToString(e),
+                                                       "': ", acc, mul ? " * " : " + ", v));
+      }
+      acc = next;
+    }
+    return acc;
+  }
+
+  absl::StatusOr<int64_t> Divide(Expr e, bool mod) {
+    PRISM_ASSIGN_OR_RETURN(int64_t a, Eval(ctx_.operand(e, 0)));
+    PRISM_ASSIGN_OR_RETURN(int64_t b, Eval(ctx_.operand(e, 1)));
+    if (b == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("division by zero in '", ctx_.ToString(e),
+                                                     "': the divisor '",
+                                                     ctx_.ToString(ctx_.operand(e, 1)), "' is 0"));
+    }
+    if (mod) return FloorModInt(a, b);
+    if (a == std::numeric_limits<int64_t>::min() && b == -1) {
+      return absl::InvalidArgumentError(absl::StrCat("integer overflow in '", ctx_.ToString(e),
+                                                     "': ", a, " floordiv ", b));
+    }
+    return FloorDivInt(a, b);
+  }
+
+  template <typename Op>
+  absl::StatusOr<int64_t> Compare(Expr e, Op op) {
+    PRISM_ASSIGN_OR_RETURN(int64_t a, Eval(ctx_.operand(e, 0)));
+    PRISM_ASSIGN_OR_RETURN(int64_t b, Eval(ctx_.operand(e, 1)));
+    return op(a, b) ? 1 : 0;
+  }
+
+  // And (absorbing 0) / Or (absorbing 1): an absorbing operand decides even if another
+  // operand has an error, so the result does not depend on operand order.
+  absl::StatusOr<int64_t> Connective(Expr e, int64_t absorbing) {
+    absl::Status first_error;
+    for (Expr op : ctx_.operands(e)) {
+      absl::StatusOr<int64_t> v = Eval(op);
+      if (!v.ok()) {
+        if (first_error.ok()) first_error = v.status();
+        continue;
+      }
+      if (*v == absorbing) return absorbing;
+    }
+    if (!first_error.ok()) return first_error;
+    return 1 - absorbing;
+  }
+
+  const ExprContext& ctx_;
+  const Assignment& assignment_;
+  Expr root_;
+  absl::flat_hash_map<Expr, int64_t> memo_;
+};
+
+}  // namespace
+
+absl::StatusOr<int64_t> Evaluate(const ExprContext& ctx, Expr e, const Assignment& assignment) {
+  Evaluator ev(ctx, assignment);
+  ev.set_root(e);
+  return ev.Eval(e);
+}
+
+absl::StatusOr<int64_t> EvaluateInt(const ExprContext& ctx, Expr e, const Assignment& assignment) {
+  PRISM_CHECK(ctx.sort(e) == Sort::kInt, "EvaluateInt of a boolean: ", ctx.ToString(e));
+  return Evaluate(ctx, e, assignment);
+}
+
+absl::StatusOr<bool> EvaluateBool(const ExprContext& ctx, Expr e, const Assignment& assignment) {
+  PRISM_CHECK(ctx.sort(e) == Sort::kBool, "EvaluateBool of an integer: ", ctx.ToString(e));
+  PRISM_ASSIGN_OR_RETURN(int64_t v, Evaluate(ctx, e, assignment));
+  return v != 0;
+}
+
+}  // namespace prism
