@@ -29,12 +29,16 @@ enum class EvalMode { kF64, kDevice };
 absl::string_view EvalModeName(EvalMode mode);  // "f64", "device"
 
 // Seeded standard-normal inputs, one per program input in order, rounded to each input's
-// dtype. Deterministic for a given (program, seed) on every platform.
+// dtype; each input draws from its own stream (forked from `seed` by input index), so adding
+// an input does not change the others. Deterministic for a given (program, seed) on every
+// platform. An input over the interpreter's size limit gets empty data (Evaluate then reports
+// ResourceExhausted).
 std::vector<Tensor> RandomInputs(const Program& program, uint64_t seed);
 
 // Evaluates `program` on `inputs` (one per program input, in order, with matching dtype and
 // shape — InvalidArgument naming the input otherwise). Returns one tensor per output
-// declaration, in order.
+// declaration, in order. ResourceExhausted (suggesting a smaller batch) for a tensor of more
+// than 2^28 elements or more than 2^30 elements alive at once.
 absl::StatusOr<std::vector<Tensor>> Evaluate(const Program& program,
                                              absl::Span<const Tensor> inputs, EvalMode mode);
 

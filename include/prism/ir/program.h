@@ -188,7 +188,7 @@ class ProgramBuilder {
   // "LINE:COL: " when the offending node has a source location, and names the tensor, what was
   // found and what was expected, e.g.
   //   "3:5: matmul: inner dims differ: found [16, 4096] x [2048, 6144], expected
-  //    a[..., K] x b[K, ...] with equal K"
+  //    a[..., K] x b[..., K, N] with equal K (4096 vs 2048)"
   // Checks, in order: non-empty, at least one output, names (valid, unique), operand ids,
   // cycles (naming the tensors on the cycle), per-node arity/attributes/rank/dims/dtypes/shapes
   // in topological order, every named tensor used or output, no tensor output twice.

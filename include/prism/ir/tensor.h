@@ -33,7 +33,7 @@ struct Tensor {
 
 // Summary statistics printed by `prism eval`.
 struct TensorSummary {
-  double checksum = 0;  // sum of all values
+  double checksum = 0;  // sum of all non-NaN values (NaNs are only counted)
   double min = 0, max = 0, mean = 0;
   int64_t nan_count = 0, inf_count = 0;
 };
@@ -47,9 +47,21 @@ double RelativeError(const Tensor& a, const Tensor& b);
 double MaxToleranceRatio(const Tensor& a, const Tensor& b, double atol, double rtol);
 
 // Default comparison tolerances for a result of `dtype` computed with f32 accumulation:
-// f16 → rtol 2e-2; bf16 → 5e-2; f32 → 1e-4 (atol the same as rtol, for values of order 1).
+// f16 → 2e-2; bf16 → 5e-2; f32 → 1e-4, for both atol and rtol. The atol is RELATIVE TO THE
+// REFERENCE'S SCALE (see ReferenceToleranceRatio): outputs of real workloads are far from
+// order 1 (rmsnorm_linear's are about ±64), and a fixed atol fails near their zeros.
 struct Tolerance { double atol, rtol; };
 Tolerance DefaultTolerance(DType dtype);
+
+// Root mean square of the finite values of `t` (0 for none).
+double RootMeanSquare(const Tensor& t);
+
+// MaxToleranceRatio(a, ref, tol.atol · RootMeanSquare(ref), tol.rtol): ≤ 1 means every
+// element of `a` is within tolerance of the reference `ref`.
+double ReferenceToleranceRatio(const Tensor& a, const Tensor& ref, Tolerance tol);
+
+// ReferenceToleranceRatio(a, ref, DefaultTolerance(ref.dtype)) <= 1.
+bool WithinDefaultTolerance(const Tensor& a, const Tensor& ref);
 
 }  // namespace prism
 
