@@ -40,6 +40,16 @@ absl::Status InvalidAt(SourceLoc loc, absl::string_view message) {
   return absl::InvalidArgumentError(message);
 }
 
+// How messages name a tensor: its name; for an anonymous tensor parsed from text, the op and
+// where it was written ("neg@4:9"); otherwise the builder id ("%3").
+std::string ShortName(const Node& node, uint32_t builder_id) {
+  if (!node.name.empty()) return node.name;
+  if (node.loc.valid()) {
+    return absl::StrCat(GetOpInfo(node.op).name, "@", node.loc.line, ":", node.loc.column);
+  }
+  return absl::StrCat("%", builder_id);
+}
+
 std::string Describe(const Node& node, uint32_t builder_id) {
   if (!node.name.empty()) return absl::StrCat("tensor '", node.name, "'");
   return absl::StrCat("tensor %", builder_id, " (", GetOpInfo(node.op).name, ")");
@@ -417,9 +427,7 @@ absl::StatusOr<Program> ProgramBuilder::Build() && {
   // Cycles.
   if (std::vector<uint32_t> cycle = FindCycle(nodes_); !cycle.empty()) {
     std::vector<std::string> names;
-    for (uint32_t id : cycle) names.push_back(nodes_[id].name.empty()
-                                                  ? absl::StrCat("%", id)
-                                                  : nodes_[id].name);
+    for (uint32_t id : cycle) names.push_back(ShortName(nodes_[id], id));
     names.push_back(names.front());
     // Report at the named node of the cycle that comes first in the source.
     uint32_t at = cycle.front();
@@ -494,18 +502,19 @@ absl::StatusOr<Program> ProgramBuilder::Build() && {
   }
 
   // Outputs: each tensor at most once.
+  absl::flat_hash_map<uint32_t, size_t> first_output;  // tensor -> index in outputs_
   for (const OutputDecl& decl : outputs_) {
     OutputDecl out = decl;
     out.tensor = p.builder_to_program_[decl.tensor.value()];
-    for (const OutputDecl& prev : p.outputs_) {
-      if (prev.tensor == out.tensor) {
-        return InvalidAt(out.loc, absl::StrCat(
-            "tensor '", p.DisplayName(out.tensor), "' is output twice",
-            prev.loc.valid() ? absl::StrCat(" (first at ", prev.loc.line, ":", prev.loc.column,
-                                            ")")
-                             : "",
-            "; expected each output once"));
-      }
+    auto [it, inserted] = first_output.emplace(out.tensor.value(), p.outputs_.size());
+    if (!inserted) {
+      const OutputDecl& prev = p.outputs_[it->second];
+      return InvalidAt(out.loc, absl::StrCat(
+          "tensor '", p.DisplayName(out.tensor), "' is output twice",
+          prev.loc.valid() ? absl::StrCat(" (first at ", prev.loc.line, ":", prev.loc.column,
+                                          ")")
+                           : "",
+          "; expected each output once"));
     }
     p.outputs_.push_back(std::move(out));
   }
@@ -517,7 +526,8 @@ absl::StatusOr<Program> ProgramBuilder::Build() && {
     if (p.use_counts_[pos] > 0 || is_output[pos]) continue;
     const Node& node = p.nodes_[pos];
     if (node.name.empty()) {
-      return Invalid(node, absl::StrCat("tensor %", order[pos], " (", GetOpInfo(node.op).name,
+      return Invalid(node, absl::StrCat("tensor ", ShortName(node, order[pos]), " (",
+                                        GetOpInfo(node.op).name,
                                         ") is never used; expected every tensor to be used or "
                                         "output"));
     }

@@ -38,6 +38,18 @@ MATCHER_P2(StatusIs, code, message_matcher,
 
 }  // namespace prism::testing
 
+// Readable failure output for StatusOr values in gMock matchers (instead of raw bytes).
+namespace absl {
+template <typename T>
+void PrintTo(const StatusOr<T>& s, std::ostream* os) {
+  if (s.ok()) {
+    *os << "OK StatusOr";
+  } else {
+    *os << s.status();
+  }
+}
+}  // namespace absl
+
 #define PRISM_TESTING_CONCAT_INNER_(a, b) a##b
 #define PRISM_TESTING_CONCAT_(a, b) PRISM_TESTING_CONCAT_INNER_(a, b)
 #define ASSERT_OK(expr) ASSERT_THAT((expr), ::prism::testing::IsOk())

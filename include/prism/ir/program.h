@@ -206,7 +206,7 @@ class ProgramBuilder {
 absl::StatusOr<Shape> InferShape(const Node& node, absl::Span<const Shape* const> operand_shapes);
 
 // True if `name` may name a tensor: [A-Za-z_][A-Za-z0-9_]*, not an op name, dtype name,
-// `input` or `output`.
+// `input`, `output` or `eps` (the rms_norm keyword argument).
 bool IsValidTensorName(absl::string_view name);
 
 }  // namespace prism

@@ -10,10 +10,10 @@
 //   file      := { line }
 //   line      := [ statement ] [ comment ] NEWLINE
 //   statement := NAME '=' 'input' DTYPE '[' INT { ',' INT } ']'
-//              | NAME '=' expr
+//              | NAME '=' call              (a bare `Y = X` rename is rejected)
 //              | 'output' NAME
-//   expr      := NAME | OP '(' arg { ',' arg } ')'
-//   arg       := expr | NUMBER | 'eps' '=' NUMBER
+//   call      := OP '(' [ arg { ',' arg } ] ')'   (at most 256 nested calls)
+//   arg       := NAME | call | NUMBER | 'eps' '=' NUMBER
 //   comment   := '#' any text
 // Attributes are the trailing numeric arguments: scale(x, 0.5), sum(x, -1), rms_norm(x, -1),
 // rms_norm(x, -1, eps=1e-5), softmax(x, -1), concat(a, b, 1). Names may be used before the line
