@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "fixtures/fixtures.h"
+#include "block/fixtures/fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/expr/eval.h"

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "fixtures/fixtures.h"
+#include "block/fixtures/fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/base/check.h"

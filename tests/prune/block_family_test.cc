@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/fixtures.h"
+#include "block/fixtures/fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "prism/block/block_family.h"
+#include "prism/prune/block_family.h"
 #include "testing/status_matchers.h"
 
 namespace prism {

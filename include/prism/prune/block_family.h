@@ -10,8 +10,8 @@
 //   PRISM_ASSIGN_OR_RETURN(prune::Family f, BuildFamily(graph, ctx));
 //   PRISM_ASSIGN_OR_RETURN(prune::Family::Evaluation ev,
 //                          f.Evaluate({{"g", 192}, {"F", 32}, {"T", 128}, {"S", 3}}));
-#ifndef PRISM_BLOCK_BLOCK_FAMILY_H_
-#define PRISM_BLOCK_BLOCK_FAMILY_H_
+#ifndef PRISM_PRUNE_BLOCK_FAMILY_H_
+#define PRISM_PRUNE_BLOCK_FAMILY_H_
 
 #include "absl/status/statusor.h"
 #include "prism/expr/expr.h"
@@ -28,4 +28,4 @@ absl::StatusOr<prune::Family> BuildFamily(const SGraph& graph, ExprContext& ctx)
 
 }  // namespace prism
 
-#endif  // PRISM_BLOCK_BLOCK_FAMILY_H_
+#endif  // PRISM_PRUNE_BLOCK_FAMILY_H_

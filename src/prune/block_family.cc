@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "prism/base/status.h"
-#include "prism/block/block_family.h"
+#include "prism/prune/block_family.h"
 #include "prism/block/block_resources.h"
 
 namespace prism {
