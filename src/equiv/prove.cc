@@ -56,6 +56,17 @@ ProveResult ProveEquivalent(ExprContext& ctx, const TensorEnv& env, const Term& 
     }
   } else {
     r.reason = absl::StrCat("stopped (", StopReasonName(r.stop), ") without merging the terms");
+    if (options.refute) {
+      RandomTestResult t = RandomTest(ctx, env, a, b, options.random_test);
+      if (t.outcome == RandomTestOutcome::kDiffer) {
+        r.verdict = Verdict::kRefuted;
+        r.reason = absl::StrCat("refuted by random testing ", t.counterexample->ToString());
+        r.counterexample = std::move(t.counterexample);
+      } else {
+        absl::StrAppend(&r.reason, "; random testing ",
+                        t.outcome == RandomTestOutcome::kAgree ? "" : "skipped: ", t.reason);
+      }
+    }
   }
   r.time = absl::Now() - start;
   return r;

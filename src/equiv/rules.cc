@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "prism/base/hash.h"
 #include "prism/base/paths.h"
 #include "prism/base/status.h"
 #include "pattern_reader.h"
@@ -227,11 +228,13 @@ absl::Status RuleSet::Append(const RuleSet& other) {
     }
   }
   rewrites_.insert(rewrites_.end(), other.rewrites_.begin(), other.rewrites_.end());
+  sources_.insert(sources_.end(), other.sources_.begin(), other.sources_.end());
   return absl::OkStatus();
 }
 
 RuleSet RuleSet::Without(const std::vector<std::string>& names) const {
   RuleSet out;
+  out.sources_ = sources_;
   for (const Rewrite& r : rewrites_) {
     if (std::find(names.begin(), names.end(), r.name) == names.end()) out.rewrites_.push_back(r);
   }
@@ -242,6 +245,10 @@ absl::StatusOr<RuleSet> ParseRules(ExprContext& ctx, absl::string_view text,
                                    absl::string_view filename, const RuleParseOptions& options) {
   PRISM_ASSIGN_OR_RETURN(std::vector<SExpr> forms, internal::ReadSExprs(text, filename));
   RuleSet set;
+  set.sources_.push_back(RuleSource{
+      filename.empty() ? std::string("<inline>")
+                       : std::filesystem::path(std::string(filename)).filename().string(),
+      HashToHex(StableHashBytes(text))});
   for (const SExpr& form : forms) {
     PRISM_ASSIGN_OR_RETURN(std::vector<Rewrite> rws, ReadRule(ctx, form, filename, options));
     if (const Rewrite* first = set.Find(rws[0].name); first != nullptr) {

@@ -145,10 +145,28 @@ std::string SymSize::ToString(const ExprContext* ctx) const {
     if (std::abs(e) != 1) absl::StrAppend(&a, "^", std::abs(e));
     (e > 0 ? up : down).push_back(a);
   }
-  if (num_ == -1 && !atoms_.empty()) up.insert(up.begin(), "-1");
   std::string s = up.empty() ? "1" : absl::StrJoin(up, "*");
   if (!down.empty()) absl::StrAppend(&s, "/", absl::StrJoin(down, "/"));
   return s;
+}
+
+std::vector<Expr> SymSize::atom_exprs() const {
+  std::vector<Expr> out;
+  for (const auto& [h, e] : atoms_) out.push_back(Expr(h));
+  return out;
+}
+
+std::optional<int64_t> SymSize::Evaluate(const ExprContext& ctx, const Assignment& assignment) const {
+  int64_t num = num_, den = den_;
+  for (const auto& [h, e] : atoms_) {
+    absl::StatusOr<int64_t> v = EvaluateInt(ctx, Expr(h), assignment);
+    if (!v.ok()) return std::nullopt;
+    for (int k = 0; k < std::abs(e); ++k) {
+      if (MulOverflow(e > 0 ? num : den, *v, e > 0 ? &num : &den)) return std::nullopt;
+    }
+  }
+  if (den == 0 || num % den != 0) return std::nullopt;
+  return num / den;
 }
 
 // ---- ScalarValue / TensorData ------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include "prism/equiv/pattern.h"
 #include "prism/equiv/rules.h"
 #include "prism/equiv/runner.h"
+#include "proof_check.h"
 #include "testing/status_matchers.h"
 
 namespace prism::equiv {
@@ -99,6 +100,12 @@ TEST_F(EquivEGraphTest, ExplainCongruence) {
   EXPECT_EQ(e->steps[0].after.ToString(&ctx_), "(g (f b) c)");
   EXPECT_EQ(e->ToString(&ctx_),
             "start: (g (f a) c)\n  1. given a = b forward at [0, 0]: (g (f b) c)\ngoal: (g (f b) c)\n");
+  // Proofs over uninterpreted operators and assumptions are not certificates: the checker
+  // refuses them.
+  TensorEnv env;
+  EXPECT_THAT(testing::CheckWithProofChecker(*e, env, RuleSet(), &ctx_),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "the start term is ill-formed: unknown operator 'f'"));
   // Backward: explaining b-side to a-side flips the direction.
   absl::StatusOr<Explanation> back = g.Explain(fb, fa);
   ASSERT_OK(back);

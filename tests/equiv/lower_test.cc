@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 #include "prism/equiv/prove.h"
 #include "prism/equiv/rules.h"
+#include "proof_check.h"
 #include "testing/status_matchers.h"
 
 namespace prism::equiv {
@@ -82,6 +83,7 @@ TEST(EquivLowerTest, ProgramProvedAgainstWalkthroughBlockTerm) {
   ProveResult r = ProveEquivalent(ctx, env, *block, *program_term, *rules);
   ASSERT_EQ(r.verdict, Verdict::kProved) << r.reason;
   EXPECT_THAT(r.diagnostics, ::testing::IsEmpty());
+  EXPECT_OK(testing::CheckWithProofChecker(*r.proof, env, *rules, &ctx));
 }
 
 }  // namespace

@@ -1,18 +1,25 @@
 // Two-sided proofs over the shipped rules (smt_theories/equiv): egg-style `start => goal`
-// tables that must prove, tables that must not, an independent replay of every proof (and
-// rejection of tampered proofs), no analysis diagnostics, and determinism.
+// tables that must prove, tables that must be refuted with a counterexample, every proof
+// checked by the independent checker (proofcheck/) from its proof file (and tampered proof
+// files rejected), no analysis diagnostics, and determinism.
+#include <map>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "prism/base/hash.h"
 #include "prism/equiv/egraph.h"
+#include "prism/equiv/proof_json.h"
 #include "prism/equiv/prove.h"
+#include "prism/equiv/refute.h"
 #include "prism/equiv/rules.h"
 #include "prism/equiv/runner.h"
-#include "replay.h"
+#include "proof_check.h"
 #include "testing/status_matchers.h"
 
 namespace prism::equiv {
@@ -170,23 +177,76 @@ TEST_F(EquivProveTest, StartProvesGoal) {
         << row.name << ": " << r.reason << "\n  start: " << row.start << "\n  goal:  " << row.goal;
     EXPECT_THAT(r.diagnostics, ::testing::IsEmpty()) << row.name;
     ASSERT_TRUE(r.proof.has_value());
-    // Every step is a valid instance of its rule (independent replay).
-    absl::Status replay = testing::ReplayProof(*r.proof, rules_, env_, &ctx_);
-    EXPECT_OK(replay) << row.name << "\n" << r.proof->ToString(&ctx_);
+    // Every step is a valid instance of its rule: the independent checker replays the file.
+    absl::StatusOr<proofcheck::ProofSummary> check =
+        testing::CheckWithProofChecker(*r.proof, env_, rules_, &ctx_);
+    EXPECT_OK(check) << row.name << "\n" << r.proof->ToString(&ctx_);
+    if (check.ok()) {
+      EXPECT_EQ(check->steps, r.proof->steps.size()) << row.name;
+    }
     EXPECT_LT(absl::ToDoubleSeconds(r.time), 1.0) << row.name << " took " << r.time;
   }
 }
 
-TEST_F(EquivProveTest, UnprovableRowsDoNotProve) {
+// The negative table is refuted by random testing in f64, each with a counterexample.
+TEST_F(EquivProveTest, UnprovableRowsAreRefuted) {
   for (const Row& row : UnprovableRows()) {
     RunnerLimits limits;
     limits.max_iterations = 12;
     ProveResult r = Prove(row, limits);
-    EXPECT_EQ(r.verdict, Verdict::kUnknown) << row.name << ": " << r.reason << "\n"
+    EXPECT_EQ(r.verdict, Verdict::kRefuted) << row.name << ": " << r.reason << "\n"
                                             << (r.proof ? r.proof->ToString(&ctx_) : "");
     EXPECT_FALSE(r.proof.has_value()) << row.name;
+    ASSERT_TRUE(r.counterexample.has_value()) << row.name << ": " << r.reason;
+    EXPECT_THAT(r.reason, ::testing::StartsWith("refuted by random testing at ")) << row.name;
+    EXPECT_EQ(r.reason, "refuted by random testing " + r.counterexample->ToString()) << row.name;
     EXPECT_THAT(r.diagnostics, ::testing::IsEmpty()) << row.name;
   }
+}
+
+// Counterexamples say where the terms differ: a shape, or one element with both values.
+TEST_F(EquivProveTest, CounterexamplesNameTheDifference) {
+  RunnerLimits limits;
+  limits.max_iterations = 12;
+  ProveResult wrong_dim = Prove(UnprovableRows()[1], limits);
+  ASSERT_TRUE(wrong_dim.counterexample.has_value()) << wrong_dim.reason;
+  EXPECT_EQ(wrong_dim.counterexample->ToString(),
+            "at seed 0x5eed: shapes differ: [8, 1] vs [1, 64]");
+
+  ProveResult no_partial_sum = Prove(UnprovableRows()[4], limits);
+  ASSERT_TRUE(no_partial_sum.counterexample.has_value()) << no_partial_sum.reason;
+  const Counterexample& cx = *no_partial_sum.counterexample;
+  EXPECT_EQ(cx.sizes, (std::map<std::string, int64_t>{{"K", 2}}));
+  EXPECT_EQ(cx.block, (std::map<std::string, int64_t>{{"k", 0}}));
+  EXPECT_EQ(cx.index.size(), 2u);
+  EXPECT_THAT(cx.detail, ::testing::StartsWith("element [0, 0] is "));
+  EXPECT_NE(cx.first, cx.second);
+  EXPECT_EQ(cx.inputs.at("A").shape, (Shape{8, 64}));
+  EXPECT_EQ(cx.inputs.at("A").data.size(), 8u * 64u);
+}
+
+// Random testing never refutes a provable row: the evaluator and the rules agree.
+TEST_F(EquivProveTest, ProvableRowsAgreeUnderRandomTesting) {
+  for (const Row& row : ProvableRows()) {
+    absl::StatusOr<Term> a = ParseTerm(ctx_, row.start);
+    absl::StatusOr<Term> b = ParseTerm(ctx_, row.goal);
+    ASSERT_TRUE(a.ok() && b.ok()) << row.name;
+    RandomTestResult t = RandomTest(ctx_, Env(ctx_, row.leaves), *a, *b);
+    EXPECT_EQ(t.outcome, RandomTestOutcome::kAgree)
+        << row.name << ": " << t.reason << (t.counterexample ? t.counterexample->ToString() : "");
+  }
+}
+
+TEST_F(EquivProveTest, RefutationCanBeTurnedOff) {
+  ProveOptions options;
+  options.refute = false;
+  options.limits.max_iterations = 4;
+  absl::StatusOr<Term> a = ParseTerm(ctx_, "(sum X 0)");
+  absl::StatusOr<Term> b = ParseTerm(ctx_, "(sum X 1)");
+  ProveResult r = ProveEquivalent(ctx_, Env(ctx_, "X:8x8"), *a, *b, rules_, options);
+  EXPECT_EQ(r.verdict, Verdict::kUnknown);
+  EXPECT_FALSE(r.counterexample.has_value());
+  EXPECT_EQ(r.reason, "stopped (saturated) without merging the terms");
 }
 
 TEST_F(EquivProveTest, WalkthroughProofUsesTheWalkthroughRules) {
@@ -198,44 +258,86 @@ TEST_F(EquivProveTest, WalkthroughProofUsesTheWalkthroughRules) {
   }
 }
 
-// The replay rejects tampered proofs: a wrong rule name, a skipped step, a changed term, a
-// flipped direction.
-TEST_F(EquivProveTest, ReplayRejectsTamperedProofs) {
+// The checker rejects tampered proof files made by the prover: a step citing the wrong rule,
+// a skipped step, a changed term, a changed rule file hash, a flipped direction.
+TEST_F(EquivProveTest, CheckerRejectsTamperedProofFiles) {
   ProveResult r = Prove(ProvableRows()[0]);
   ASSERT_TRUE(r.proof.has_value()) << r.reason;
   const Explanation& good = *r.proof;
   ASSERT_GE(good.steps.size(), 3u);
-  ASSERT_OK(testing::ReplayProof(good, rules_, env_, &ctx_));
+  std::string text;
+  ASSERT_OK(testing::CheckWithProofChecker(good, env_, rules_, &ctx_, &text));
+  ASSERT_OK_AND_ASSIGN(std::vector<proofcheck::RuleFile> files, testing::ShippedRuleFiles());
+  const nlohmann::json proof = nlohmann::json::parse(text);
 
-  size_t rule_step = 0;
-  while (good.steps[rule_step].kind != Justification::Kind::kRule) ++rule_step;
+  // The first forward rule step (its left side is an instance in `before`).
+  size_t k = 0;
+  while (good.steps[k].kind != Justification::Kind::kRule || good.steps[k].direction != Direction::kForward) ++k;
+  const ProofStep& step = good.steps[k];
+  const std::string where = absl::StrCat("step ", k + 1, ": rule '");
+  const std::string pos = PathToString(step.position);
+  auto check = [&](const nlohmann::json& j) { return proofcheck::CheckProof(j.dump(), files); };
   {
-    Explanation bad = good;
-    bad.steps[rule_step].rule = Symbol(good.steps[rule_step].rule.name() == "mul-comm" ? "add-comm" : "mul-comm");
-    EXPECT_THAT(testing::ReplayProof(bad, rules_, env_, &ctx_),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is not an instance of")));
+    nlohmann::json bad = proof;
+    const std::string other = step.rule.name() == "exp-add" ? "add-comm" : "exp-add";
+    bad["steps"][k]["rule"] = other;
+    EXPECT_THAT(check(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr(absl::StrCat(where, other, "' does not match at position ", pos,
+                                                            ": "))));
   }
   {
-    Explanation bad = good;
-    bad.steps.erase(bad.steps.begin() + 1);
-    EXPECT_THAT(testing::ReplayProof(bad, rules_, env_, &ctx_),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not start where step 1 ended")));
+    nlohmann::json bad = proof;
+    bad["steps"].erase(1);
+    EXPECT_THAT(check(bad), StatusIs(absl::StatusCode::kInvalidArgument, "step 2: does not start where step 1 ended"));
   }
   {
-    Explanation bad = good;
-    absl::StatusOr<Term> other = ParseTerm(ctx_, "(matmul X W)");
-    ASSERT_OK(other);
-    bad.steps[rule_step].after = bad.steps[rule_step].after.Replace(bad.steps[rule_step].position, *other);
-    EXPECT_THAT(testing::ReplayProof(bad, rules_, env_, &ctx_),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("step")));
+    nlohmann::json bad = proof;
+    absl::StatusOr<Term> w = ParseTerm(ctx_, "W");
+    ASSERT_OK(w);
+    bad["steps"][k]["after"] = step.after.Replace(step.position, *w).ToString(&ctx_);
+    EXPECT_THAT(check(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr(absl::StrCat(where, step.rule.name(), "' at position ", pos,
+                                                            ": the right side gives "))));
   }
   {
-    Explanation bad = good;
-    ProofStep& s = bad.steps[rule_step];
-    s.direction = s.direction == Direction::kForward ? Direction::kBackward : Direction::kForward;
-    EXPECT_THAT(testing::ReplayProof(bad, rules_, env_, &ctx_),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rule")));
+    nlohmann::json bad = proof;
+    const std::string hash = bad["rule_files"][0]["hash"];
+    bad["rule_files"][0]["hash"] = "0123456789abcdef";
+    EXPECT_THAT(check(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     absl::StrCat("rule file 'algebra.rules' has hash ", hash,
+                                                  ", but the proof was made with hash 0123456789abcdef (the rules "
+                                                  "changed since the proof was made)")));
   }
+  {
+    nlohmann::json bad = proof;
+    bad["steps"][k]["direction"] = "backward";
+    EXPECT_THAT(check(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr(absl::StrCat(where, step.rule.name(), "' (backward) "))));
+  }
+}
+
+// The proof file cites every shipped rule file with the stable hash of its bytes, the input
+// shapes and the axis degrees.
+TEST_F(EquivProveTest, ProofFileRecordsRuleHashesAndEnvironment) {
+  ProveResult r = Prove(ProvableRows()[0]);
+  ASSERT_TRUE(r.proof.has_value()) << r.reason;
+  nlohmann::ordered_json j = ProofToJson(*r.proof, env_, rules_, &ctx_);
+  EXPECT_EQ(j["format"], "prism.proof");
+  EXPECT_EQ(j["version"], 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<proofcheck::RuleFile> files, testing::ShippedRuleFiles());
+  ASSERT_EQ(j["rule_files"].size(), files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    EXPECT_EQ(j["rule_files"][i]["name"], files[i].name);
+    EXPECT_EQ(j["rule_files"][i]["hash"], HashToHex(StableHashBytes(files[i].text)));
+  }
+  EXPECT_EQ(j["env"].dump(),
+            R"({"inputs":[{"name":"W","shape":[4096,6144]},{"name":"X","shape":[16,4096]}],)"
+            R"("axes":[{"name":"F","degree":"F"},{"name":"x","degree":"g"}]})");
+  EXPECT_EQ(j["start"], r.proof->start.ToString(&ctx_));
+  EXPECT_EQ(j["goal"], "(matmul (rms_norm X 1 1e-06) W)");
+  ASSERT_EQ(j["steps"].size(), r.proof->steps.size());
+  EXPECT_EQ(j["steps"][0]["before"], j["start"]);
+  EXPECT_EQ(j["steps"].back()["after"], j["goal"]);
 }
 
 // The same input gives the same e-graph, ids and proof.

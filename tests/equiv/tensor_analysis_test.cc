@@ -5,6 +5,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/equiv/egraph.h"
+#include "prism/equiv/rules.h"
+#include "proof_check.h"
 #include "testing/status_matchers.h"
 
 namespace prism::equiv {
@@ -88,6 +90,8 @@ TEST_F(EquivTensorAnalysisTest, FoldedClassesContainTheirLiteral) {
   ASSERT_EQ(e->steps.size(), 1u);
   EXPECT_EQ(e->steps[0].kind, Justification::Kind::kAnalysis);
   EXPECT_EQ(e->steps[0].rule.name(), "const-fold");
+  // The independent checker recomputes the fold (no rule file is involved).
+  EXPECT_OK(testing::CheckWithProofChecker(*e, env_, RuleSet(), &ctx_));
   auto* ta = static_cast<TensorAnalysis*>(g.analysis());
   EXPECT_THAT(ta->diagnostics(), ::testing::IsEmpty());
 }

@@ -4,9 +4,13 @@
 //
 //   ProveResult r = ProveEquivalent(ctx, env, candidate, program_term, rules);
 //   if (r.verdict == Verdict::kProved) std::cout << r.proof->ToString(&ctx);
+//   if (r.verdict == Verdict::kRefuted) std::cout << r.counterexample->ToString();
 //
-// This version answers kProved or kUnknown (with the runner's stop reason); refutation by
-// random testing is not implemented yet and kRefuted is never returned.
+// Answers: kProved with a flat proof (replayable by proofcheck/, writable with
+// proof_json.h); kRefuted when the saturation did not merge the terms and random testing in
+// f64 (refute.h) found inputs on which they differ — a counterexample, so no proof exists;
+// kUnknown otherwise (the reason names the runner's stop reason and what random testing
+// saw). Random testing runs only after saturation failed, so proved pairs pay nothing for it.
 #ifndef PRISM_EQUIV_PROVE_H_
 #define PRISM_EQUIV_PROVE_H_
 
@@ -16,6 +20,7 @@
 
 #include "absl/time/time.h"
 #include "prism/equiv/explain.h"
+#include "prism/equiv/refute.h"
 #include "prism/equiv/rules.h"
 #include "prism/equiv/runner.h"
 #include "prism/equiv/tensor_analysis.h"
@@ -28,12 +33,15 @@ absl::string_view VerdictName(Verdict v);  // "proved", "refuted", "unknown"
 
 struct ProveOptions {
   RunnerLimits limits;
+  bool refute = true;  // run random testing when saturation does not prove the pair
+  RandomTestOptions random_test;
 };
 
 struct ProveResult {
   Verdict verdict = Verdict::kUnknown;
   std::string reason;                    // e.g. "saturated without merging the terms"
   std::optional<Explanation> proof;      // when proved
+  std::optional<Counterexample> counterexample;  // when refuted
   StopReason stop = StopReason::kSaturated;
   size_t iterations = 0;
   size_t nodes = 0;

@@ -37,6 +37,13 @@ struct RuleParseOptions {
   bool check_operators = true;
 };
 
+// A rule file a RuleSet was read from: its base name and the stable hash of its bytes
+// (HashToHex(StableHashBytes(text)), base/hash.h) — what proofs cite (docs/proofs.md).
+struct RuleSource {
+  std::string name;
+  std::string hash;
+};
+
 class RuleSet {
  public:
   // Every rewrite in file order; a `<=>` rule contributes its forward then its reverse half.
@@ -48,13 +55,17 @@ class RuleSet {
   const Rewrite* Find(absl::string_view name, bool reversed = false) const;
   // Appends `other`'s rules; InvalidArgument on a duplicate name.
   absl::Status Append(const RuleSet& other);
-  // A copy without the rules named in `names` (for negative tests).
+  // A copy without the rules named in `names` (for negative tests); keeps the sources.
   RuleSet Without(const std::vector<std::string>& names) const;
+  // The files the rules came from, in load order (one per ParseRules call; ParseRules with
+  // an empty file name records the name "<inline>").
+  const std::vector<RuleSource>& sources() const { return sources_; }
 
  private:
   friend absl::StatusOr<RuleSet> ParseRules(ExprContext&, absl::string_view, absl::string_view,
                                             const RuleParseOptions&);
   std::vector<Rewrite> rewrites_;
+  std::vector<RuleSource> sources_;
 };
 
 absl::StatusOr<RuleSet> ParseRules(ExprContext& ctx, absl::string_view text,

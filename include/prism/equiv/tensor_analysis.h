@@ -42,6 +42,7 @@
 #include "prism/equiv/analysis.h"
 #include "prism/equiv/symbol.h"
 #include "prism/equiv/term.h"
+#include "prism/expr/eval.h"
 #include "prism/expr/expr.h"
 
 namespace prism::equiv {
@@ -68,6 +69,11 @@ class SymSize {
   std::optional<SymSize> Plus(const SymSize& o) const;
   // "4096", "4096/g", "g*F", "3/2"; atoms printed with `ctx` (or "#handle").
   std::string ToString(const ExprContext* ctx) const;
+  // The expressions of the atoms (each once), e.g. for collecting variables.
+  std::vector<Expr> atom_exprs() const;
+  // The integer value when every variable is bound; nullopt if a variable is unbound, the
+  // value is not an integer, or int64 overflows.
+  std::optional<int64_t> Evaluate(const ExprContext& ctx, const Assignment& assignment) const;
 
   friend bool operator==(const SymSize& a, const SymSize& b) {
     return a.num_ == b.num_ && a.den_ == b.den_ && a.atoms_ == b.atoms_;
