@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <utility>
 
@@ -55,6 +56,15 @@ SortKind KindOf(const z3::sort& s) {
   if (s.is_bool()) return SortKind::kBool;
   if (s.is_real()) return SortKind::kReal;
   return SortKind::kInt;
+}
+
+// A model value as text: integers and finite decimals exactly, other rationals with 10
+// digits and a trailing '?', Bools as true/false.
+std::string ValueText(const z3::expr& v) {
+  if (v.is_true()) return "true";
+  if (v.is_false()) return "false";
+  if (v.is_numeral() || v.is_algebraic()) return v.get_decimal_string(10);
+  return v.to_string();
 }
 
 }  // namespace
@@ -271,6 +281,8 @@ struct Solver::Impl {
   std::vector<Assertion> assertions;
   std::vector<Scope> scopes;
   std::string function_macros;  // define-funs with arguments, for later ParseDefinitions
+  std::vector<z3::func_decl> functions;                    // DeclareFunction, in order
+  absl::flat_hash_map<std::string, uint32_t> function_index;
   SolverStats stats;
   uint64_t last_rlimit = 0;
   bool minimize_cores = true;
@@ -297,12 +309,44 @@ Term Solver::Real(int64_t num, int64_t den) {
 
 Term Solver::Bool(bool value) { return Term(impl_->Add(impl_->ctx.bool_val(value))); }
 
+Term Solver::RealFromDouble(double v) {
+  PRISM_CHECK(std::isfinite(v), "RealFromDouble(", v, ")");
+  // v = mantissa · 2^exp exactly, with |mantissa| < 2^53 an integer.
+  int exp = 0;
+  const double frac = std::frexp(v, &exp);
+  int64_t mantissa = static_cast<int64_t>(std::ldexp(frac, 53));
+  exp -= 53;
+  while (mantissa != 0 && mantissa % 2 == 0) {
+    mantissa /= 2;
+    ++exp;
+  }
+  if (mantissa == 0) exp = 0;
+  // 2^|exp| as a decimal string (exp is within [-1126, 1024]).
+  std::string power = "1";
+  for (int i = 0; i < std::abs(exp); ++i) {
+    int carry = 0;
+    for (auto it = power.rbegin(); it != power.rend(); ++it) {
+      const int d = (*it - '0') * 2 + carry;
+      *it = static_cast<char>('0' + d % 10);
+      carry = d / 10;
+    }
+    if (carry) power.insert(power.begin(), static_cast<char>('0' + carry));
+  }
+  const std::string text = exp >= 0 ? absl::StrCat(mantissa, "/1") : absl::StrCat(mantissa, "/", power);
+  z3::expr e = impl_->ctx.real_val(text.c_str());
+  if (exp > 0) e = (e * impl_->ctx.real_val(power.c_str())).simplify();
+  return Term(impl_->Add(e));
+}
+
 absl::StatusOr<Term> Solver::Symbol(absl::string_view name, SortKind sort) {
   if (!IsSimpleSymbol(name)) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", name, "' is not an SMT-LIB simple symbol"));
   }
   const std::string key(name);
+  if (impl_->function_index.contains(key)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is the name of a function"));
+  }
   auto [it, inserted] = impl_->symbol_sorts.emplace(key, sort);
   if (!inserted && it->second != sort) {
     return absl::InvalidArgumentError(absl::StrCat("symbol '", name, "' has sort ",
@@ -504,6 +548,124 @@ Term Solver::Implies(Term a, Term b) {
   CheckSort(impl_->Get(a), SortKind::kBool, "Implies");
   CheckSort(impl_->Get(b), SortKind::kBool, "Implies");
   return Term(impl_->Add(z3::implies(impl_->Get(a), impl_->Get(b))));
+}
+
+// ---- uninterpreted functions --------------------------------------------------------------
+
+absl::StatusOr<Function> Solver::DeclareFunction(absl::string_view name, int arity) {
+  if (!IsSimpleSymbol(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", name, "' is not an SMT-LIB simple symbol"));
+  }
+  if (arity < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("function '", name, "' must take at least one argument, not ", arity));
+  }
+  const std::string key(name);
+  if (impl_->symbol_sorts.contains(key)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is the name of a symbol"));
+  }
+  if (impl_->function_index.contains(key)) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name, "' is already declared"));
+  }
+  z3::sort_vector domain(impl_->ctx);
+  for (int i = 0; i < arity; ++i) domain.push_back(impl_->ctx.real_sort());
+  impl_->functions.push_back(impl_->ctx.function(key.c_str(), domain, impl_->ctx.real_sort()));
+  const uint32_t id = static_cast<uint32_t>(impl_->functions.size() - 1);
+  impl_->function_index[key] = id;
+  return Function(id);
+}
+
+Term Solver::Apply(Function f, absl::Span<const Term> args) {
+  PRISM_CHECK(f.valid() && f.id_ < impl_->functions.size(), "invalid smt::Function");
+  const z3::func_decl& decl = impl_->functions[f.id_];
+  PRISM_CHECK(args.size() == decl.arity(), "function '", decl.name().str(), "' takes ",
+              decl.arity(), " arguments, not ", args.size());
+  z3::expr_vector v(impl_->ctx);
+  for (Term t : args) {
+    CheckSort(impl_->Get(t), SortKind::kReal, "Apply");
+    v.push_back(impl_->Get(t));
+  }
+  return Term(impl_->Add(decl(v)));
+}
+
+// ---- normal forms -------------------------------------------------------------------------
+
+std::vector<Monomial> Solver::Monomials(Term t) {
+  const z3::expr& e = impl_->Get(t);
+  CheckNumeric(e, "Monomials");
+  z3::params p(impl_->ctx);
+  p.set("som", true);
+  p.set("arith_lhs", false);
+  const z3::expr n = e.simplify(p);
+  std::vector<z3::expr> summands;
+  if (n.is_app() && n.decl().decl_kind() == Z3_OP_ADD) {
+    for (unsigned i = 0; i < n.num_args(); ++i) summands.push_back(n.arg(i));
+  } else {
+    summands.push_back(n);
+  }
+  const auto whole = [&]() { Monomial m;
+    m.product = t;
+    m.factors = {t};
+    return std::vector<Monomial>{m};
+  };
+  std::vector<Monomial> out;
+  for (const z3::expr& m : summands) {
+    // A numeral, or numeral * factors, or factors.
+    std::optional<z3::expr> coefficient;
+    z3::expr_vector factors(impl_->ctx);
+    if (m.is_numeral()) {
+      coefficient = m;
+    } else if (m.is_app() && m.decl().decl_kind() == Z3_OP_MUL) {
+      // Nested products are flattened: 2·x·y may read (* 2 (* x y)).
+      std::vector<z3::expr> stack = {m};
+      while (!stack.empty()) {
+        const z3::expr f = stack.back();
+        stack.pop_back();
+        if (f.is_app() && f.decl().decl_kind() == Z3_OP_MUL) {
+          for (unsigned i = f.num_args(); i-- > 0;) stack.push_back(f.arg(i));
+        } else if (!coefficient && f.is_numeral()) {
+          coefficient = f;
+        } else {
+          factors.push_back(f);
+        }
+      }
+    } else {
+      factors.push_back(m);
+    }
+    Monomial mono;
+    if (coefficient) {
+      int64_t num = 0, den = 1;
+      if (!coefficient->numerator().is_numeral_i64(num) ||
+          !coefficient->denominator().is_numeral_i64(den)) {
+        return whole();
+      }
+      mono.num = num;
+      mono.den = den;
+    } else {
+      mono.num = 1;
+    }
+    if (mono.num == 0) continue;
+    for (unsigned i = 0; i < factors.size(); ++i) {
+      const z3::expr& f = factors[i];
+      int64_t k = 0;
+      if (f.is_app() && f.decl().decl_kind() == Z3_OP_POWER && f.arg(1).is_numeral_i64(k) &&
+          k >= 1 && k <= 64) {
+        for (int64_t j = 0; j < k; ++j) mono.factors.push_back(Term(impl_->Add(f.arg(0))));
+      } else {
+        mono.factors.push_back(Term(impl_->Add(f)));
+      }
+    }
+    if (factors.size() == 1) {
+      mono.product = Term(impl_->Add(factors[0]));
+    } else if (factors.size() > 1) {
+      z3::expr prod = factors[0];
+      for (unsigned i = 1; i < factors.size(); ++i) prod = prod * factors[i];
+      mono.product = Term(impl_->Add(prod));
+    }
+    out.push_back(mono);
+  }
+  return out;
 }
 
 // ---- theory files -------------------------------------------------------------------------
@@ -824,10 +986,22 @@ CheckResult Solver::Check(absl::string_view query_name, const Budget& budget,
     for (const Impl::Binding& b : m.bindings) {
       if (b.defined) continue;
       const z3::expr& sym = m.terms[b.symbol];
-      if (!sym.is_int()) continue;
+      if (!sym.is_int() && !sym.is_real()) continue;
       z3::expr v = model.eval(sym, /*model_completion=*/true);
       int64_t value = 0;
-      if (v.is_numeral_i64(value)) result.model[b.name] = value;
+      if (sym.is_int()) {
+        if (v.is_numeral_i64(value)) result.model[b.name] = value;
+      } else if (sym.is_real()) {
+        result.real_model[b.name] = ValueText(v);
+      }
+    }
+    for (Term t : options.evaluate) {
+      std::vector<size_t> deps;
+      std::optional<std::string> unbound = m.Scan(m.Get(t), &deps);
+      PRISM_CHECK(!unbound, "evaluated term mentions the unbound symbol '",
+                  unbound.value_or(""), "'");
+      result.evaluated.push_back(
+          ValueText(model.eval(m.Substitute(m.Get(t), deps), /*model_completion=*/true)));
     }
   } else if (r == z3::unknown) {
     result.reason = unknown_reason();
@@ -911,6 +1085,11 @@ std::string Solver::ToSmtLib2(absl::string_view query_name, std::optional<Verdic
   }
   absl::StrAppend(&out, "\n(set-option :produce-unsat-cores true)\n(set-option :produce-models true)\n");
   if (m.minimize_cores) absl::StrAppend(&out, "(set-option :smt.core.minimize true)\n");
+  for (const z3::func_decl& f : m.functions) {
+    absl::StrAppend(&out, "(declare-fun ", f.name().str(), " (");
+    for (unsigned i = 0; i < f.arity(); ++i) absl::StrAppend(&out, i ? " " : "", "Real");
+    absl::StrAppend(&out, ") Real)\n");
+  }
   const std::vector<bool> used = m.UsedDefinitions(selected);
   for (size_t i = 0; i < m.bindings.size(); ++i) {
     const Impl::Binding& b = m.bindings[i];

@@ -3,6 +3,7 @@
 // evaluation against Z3's simplifier, and SMT-LIB2 dumps re-checked by the `z3` command.
 #include "prism/smt/solver.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -389,6 +391,128 @@ TEST(SolverTest, DumpsAreRecheckedByTheZ3Command) {
       EXPECT_THAT(*out, Not(HasSubstr("error"))) << *out;
     }
   }
+}
+
+// Uninterpreted functions: declaration errors, congruence, ground axioms, and dumps that
+// declare them (re-checked by the z3 command).
+TEST(SolverTest, UninterpretedFunctions) {
+  Solver s;
+  absl::StatusOr<Function> e = s.DeclareFunction("exp_", 1);
+  ASSERT_OK(e.status());
+  const Term x = Sym(s, "x", SortKind::kReal);
+  const Term y = Sym(s, "y", SortKind::kReal);
+  EXPECT_THAT(s.DeclareFunction("exp_", 1).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "function 'exp_' is already declared"));
+  EXPECT_THAT(s.DeclareFunction("x", 1).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "'x' is the name of a symbol"));
+  EXPECT_THAT(s.DeclareFunction("f", 0).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "function 'f' must take at least one argument, not 0"));
+  EXPECT_THAT(s.DeclareFunction("a b", 1).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "'a b' is not an SMT-LIB simple symbol"));
+  EXPECT_THAT(s.Symbol("exp_", SortKind::kReal).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "'exp_' is the name of a function"));
+  ASSERT_OK(s.Declare(x));
+  ASSERT_OK(s.Declare(y));
+  const Term ex = s.Apply(*e, {x});
+  const Term ey = s.Apply(*e, {y});
+  struct Row {
+    std::string name;
+    std::vector<Term> assertions;
+    Verdict verdict;
+  };
+  const std::vector<Row> rows = {
+      // Congruence: x = y forces exp(x) = exp(y).
+      {"congruence", {s.Eq(x, y), s.Not(s.Eq(ex, ey))}, Verdict::kProved},
+      // Without axioms exp is arbitrary: exp(x) <= 0 is satisfiable.
+      {"no_axioms", {s.Le(ex, s.Real(0))}, Verdict::kRefuted},
+      // With the ground axiom exp(x) > 0 it is not.
+      {"axiom", {s.Gt(ex, s.Real(0)), s.Le(ex, s.Real(0))}, Verdict::kProved},
+      // exp(x + 0) is exp(x) after arithmetic normalization of the argument.
+      {"normalized_argument",
+       {s.Not(s.Eq(s.Apply(*e, {s.Add({x, s.Real(0)})}), ex))}, Verdict::kProved},
+  };
+  for (const Row& r : rows) {
+    s.Push();
+    for (const Term& a : r.assertions) ASSERT_OK(s.Assert(a));
+    CheckOptions options;
+    options.evaluate = {ex};
+    const CheckResult c = s.Check(r.name, Budget{}, options);
+    EXPECT_EQ(c.verdict, r.verdict) << r.name << ": " << c.reason;
+    const std::string script = s.ToSmtLib2(r.name, c.verdict);
+    EXPECT_THAT(script, HasSubstr("(declare-fun exp_ (Real) Real)\n")) << r.name;
+    EXPECT_THAT(script, HasSubstr("(declare-const x Real)")) << r.name;
+    if (c.verdict == Verdict::kRefuted) {
+      ASSERT_EQ(c.evaluated.size(), 1u);
+      EXPECT_TRUE(c.real_model.contains("x")) << r.name;
+    }
+    std::optional<std::string> out = RunZ3(script);
+    s.Pop();
+    if (!out) continue;
+    EXPECT_EQ(std::string(absl::StripAsciiWhitespace(out->substr(0, out->find('\n')))),
+              r.verdict == Verdict::kProved ? "unsat" : "sat")
+        << r.name << ":\n" << script << "\n" << *out;
+  }
+}
+
+// Real models and evaluated terms are decimals; non-terminating ones end in '?'.
+TEST(SolverTest, RealModelsAndEvaluatedTerms) {
+  Solver s;
+  const Term x = Sym(s, "x", SortKind::kReal);
+  ASSERT_OK(s.Declare(x));
+  ASSERT_OK(s.Assert(s.Eq(s.Mul({s.Real(3), x}), s.Real(1))));
+  CheckOptions options;
+  options.evaluate = {s.Mul({s.Real(2), x}), s.Gt(x, s.Real(0)), s.Real(-5, 4)};
+  const CheckResult c = s.Check("real_model", Budget{}, options);
+  ASSERT_EQ(c.verdict, Verdict::kRefuted) << c.reason;
+  EXPECT_THAT(c.real_model, ElementsAre(std::make_pair(std::string("x"), std::string("0.3333333333?"))));
+  EXPECT_THAT(c.evaluated, ElementsAre("0.6666666666?", "true", "-1.25"));
+  EXPECT_THAT(c.model, IsEmpty());
+}
+
+// RealFromDouble is exact.
+TEST(SolverTest, RealFromDoubleIsExact) {
+  Solver s;
+  struct Row {
+    double v;
+    std::string text;
+  };
+  const std::vector<Row> rows = {
+      {0.5, "(/ 1.0 2.0)"},        {-1.5, "(- (/ 3.0 2.0))"}, {3.0, "3.0"},
+      {0.0, "0.0"},                {1024.0, "1024.0"},        {0.1, "(/ 3602879701896397.0 36028797018963968.0)"},
+      {1e20, "100000000000000000000.0"},
+  };
+  for (const Row& r : rows) EXPECT_EQ(s.ToString(s.RealFromDouble(r.v)), r.text) << r.v;
+}
+
+// Monomials: products of sums are expanded; coefficients are rational; powers become
+// repeated factors.
+TEST(SolverTest, Monomials) {
+  Solver s;
+  const Term x = Sym(s, "x", SortKind::kReal);
+  const Term y = Sym(s, "y", SortKind::kReal);
+  const auto text = [&](const std::vector<Monomial>& ms) {
+    std::vector<std::string> parts;
+    for (const Monomial& m : ms) {
+      std::vector<std::string> f;
+      for (Term t : m.factors) f.push_back(s.ToString(t));
+      parts.push_back(absl::StrCat(m.num, "/", m.den, "*[", absl::StrJoin(f, ","), "]"));
+    }
+    std::sort(parts.begin(), parts.end());
+    return absl::StrJoin(parts, " + ");
+  };
+  struct Row {
+    Term t;
+    std::string expected;
+  };
+  const std::vector<Row> rows = {
+      {s.Sub(s.Add({x, s.Mul({s.Real(2), y})}), y), "1/1*[x] + 1/1*[y]"},
+      {s.Mul({s.Add({x, y}), s.Add({x, y})}), "1/1*[x,x] + 1/1*[y,y] + 2/1*[x,y]"},
+      {s.Mul({s.Real(1, 3), x}), "1/3*[x]"},
+      {s.Real(7, 2), "7/2*[]"},
+      {s.Sub(x, x), ""},
+  };
+  for (const Row& r : rows) EXPECT_EQ(text(s.Monomials(r.t)), r.expected) << s.ToString(r.t);
 }
 
 }  // namespace

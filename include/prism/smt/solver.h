@@ -57,6 +57,20 @@ absl::string_view SortName(SortKind sort);
 
 class Solver;
 
+// A handle to an uninterpreted function Real^arity -> Real of one Solver (DeclareFunction).
+class Function {
+ public:
+  Function() = default;
+  bool valid() const { return id_ != kInvalid; }
+  friend bool operator==(Function a, Function b) { return a.id_ == b.id_; }
+
+ private:
+  friend class Solver;
+  static constexpr uint32_t kInvalid = 0xffffffffu;
+  explicit Function(uint32_t id) : id_(id) {}
+  uint32_t id_ = kInvalid;
+};
+
 // A handle to a term of one Solver (see the file comment for its lifetime).
 class Term {
  public:
@@ -71,6 +85,16 @@ class Term {
   static constexpr uint32_t kInvalid = 0xffffffffu;
   explicit Term(uint32_t id) : id_(id) {}
   uint32_t id_ = kInvalid;
+};
+
+// One monomial `(num / den) · product` of a polynomial (Solver::Monomials); `product` is
+// invalid for the constant monomial.
+struct Monomial {
+  int64_t num = 0;
+  int64_t den = 1;  // > 0
+  Term product;
+  // The factors of `product` (a power x^k with a literal k >= 1 as k factors x), in order.
+  std::vector<Term> factors;
 };
 
 // The resources one query may use. Z3's rlimit is deterministic (the same rlimit gives the same
@@ -100,6 +124,12 @@ struct CheckResult {
   std::vector<std::string> core;
   // kRefuted: the value of every declared Int symbol in scope, by name.
   std::map<std::string, int64_t> model;
+  // kRefuted: the value of every declared Real symbol in scope, by name, as a decimal
+  // ("0.5", "-1.25", "0.3333333333?" when not a finite decimal: 10 digits then '?').
+  std::map<std::string, std::string> real_model;
+  // kRefuted: the value in the model of each term of CheckOptions::evaluate, in order, in the
+  // same decimal form (Bool as "true"/"false").
+  std::vector<std::string> evaluated;
   QueryStats stats;
 };
 
@@ -150,6 +180,9 @@ struct CheckOptions {
   // Relaxed check: symbols bound with DefineRelaxable are free within their bounds. Only an
   // unsat answer is meaningful for the unrelaxed assertions (a model may not be one).
   bool relax = false;
+  // On a satisfiable answer, the model's value of each of these terms is returned in
+  // CheckResult::evaluated (model completion: unconstrained parts take a default value).
+  std::vector<Term> evaluate;
 };
 
 struct SolverOptions {
@@ -173,6 +206,9 @@ class Solver {
   // num / den as a Real; den != 0 (PRISM_CHECK).
   Term Real(int64_t num, int64_t den = 1);
   Term Bool(bool value);
+  // The exact value of the finite double `v` as a Real (PRISM_CHECK finite): 0.1 is
+  // 3602879701896397/36028797018963968, not 1/10.
+  Term RealFromDouble(double v);
   // The named constant `name` of sort `sort` (the same handle while it is alive). Errors:
   // InvalidArgument if `name` is not an SMT-LIB simple symbol ([A-Za-z~!@$%^&*_+=<>.?/-]
   // followed by those or digits), or if it was used before with a different sort.
@@ -212,6 +248,26 @@ class Solver {
   Term Or(absl::Span<const Term> operands);
   Term Not(Term a);
   Term Implies(Term a, Term b);
+
+  // ---- uninterpreted functions ------------------------------------------------------------
+  // Declares the uninterpreted function `name`: Real^arity -> Real (arity >= 1). Functions
+  // live as long as the Solver (Pop does not release them) and every dump declares them all
+  // (`declare-fun`), so a dump stays a standalone script. The solver knows nothing about a
+  // function but congruence (equal arguments give equal values): callers assert the axioms
+  // they need as ground facts about the applications they make (e.g. exp(x) > 0).
+  // InvalidArgument if `name` is not a simple symbol, is already a symbol or a function, or
+  // arity < 1.
+  absl::StatusOr<Function> DeclareFunction(absl::string_view name, int arity);
+  // f(args); PRISM_CHECK that the arity matches and every argument is Real.
+  Term Apply(Function f, absl::Span<const Term> args);
+
+  // ---- normal forms -------------------------------------------------------------------------
+  // `t` (Int or Real) as a sum of monomials with rational coefficients, by Z3's simplifier
+  // with products of sums expanded: (x - m) + 2·(m + y) gives {1·x, 1·m, 2·y} in some fixed
+  // order, a constant as a monomial with an invalid product. Non-polynomial subterms
+  // (divisions, function applications, ite) are opaque factors. A coefficient that does not
+  // fit int64 makes the whole term one monomial 1·t. Defined symbols are not expanded.
+  std::vector<Monomial> Monomials(Term t);
 
   // ---- theory files -------------------------------------------------------------------------
   // Reads SMT-LIB2 theory text made of `declare-const` (symbols the text expects; created with
