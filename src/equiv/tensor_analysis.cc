@@ -569,6 +569,9 @@ TensorData ComputeTensorData(TensorEnv& env, Symbol op, const Payload& payload,
       return out;
     }
     case TermOpCategory::kAux: {
+      // A size or a dim is a shape fact, the same in every block (per-block shapes are
+      // uniform), so it depends on no axis even when its operand does.
+      out.deps.clear();
       out.shape = SymShape{};
       if (!rank.has_value()) return out;
       if (info->op == TermOp::kDimSize) {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <functional>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -14,9 +17,13 @@ namespace prism::equiv {
 namespace {
 
 int64_t Count(const Shape& s, size_t from = 0, size_t to = SIZE_MAX) {
-  int64_t n = 1;
-  for (size_t i = from; i < std::min(to, s.size()); ++i) n *= s[i];
-  return n;
+  // Iterators rather than indices: GCC 12 at -O3 mis-derives a trip count for the indexed loop
+  // and reports a false -Waggressive-loop-optimizations.
+  const size_t end = std::min(to, s.size());
+  if (from >= end) return 1;
+  return std::accumulate(s.begin() + static_cast<std::ptrdiff_t>(from),
+                         s.begin() + static_cast<std::ptrdiff_t>(end), int64_t{1},
+                         std::multiplies<int64_t>());
 }
 
 double Unary(TermOp op, double x) {

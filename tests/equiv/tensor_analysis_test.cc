@@ -62,7 +62,7 @@ TEST_F(EquivTensorAnalysisTest, DataTable) {
       {"(recip 3)", "[]"},            // 1/3 is not exact: no fold
       {"(add 0.1 0.2)", "[]"},        // rounds: no fold
       {"(dimsize X 1)", "[] = 4096"},
-      {"(dimsize (partition X 1 @F {F}) 1)", "[] = 4096/F deps{F}"},
+      {"(dimsize (partition X 1 @F {F}) 1)", "[] = 4096/F"},  // a size is the same in every block
       {"(dimof Q -1)", "[] = 2"},
       {"(recip (dimsize X 1))", "[] = 0.000244140625"},
       {"{g * F}", "[] = g*F"},
