@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this):
+#   1. tools/setup.sh (installs what is missing);
+#   2. Release build (warnings counted; errors with PRISM_WERROR=ON), then every ctest test
+#      except those labelled gpu;
+#   3. an AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/) and the same tests;
+#   4. the parser fuzzer (clang, build-fuzz/) for 60 s via tests/fuzz/run_fuzz.sh, if present.
+# Stops at the first failure with a non-zero exit code.
+#
+#   tools/test.sh                  # everything
+#   tools/test.sh --no-asan        # skip step 3 (and --no-fuzz: skip step 4) for a quick loop
+# Environment: PRISM_JOBS (default: nproc), PRISM_WERROR (default OFF), FUZZ_SECONDS (60).
+set -euo pipefail
+script=$(readlink -f "$0")
+cd "$(dirname "$script")/.."
+
+asan=1
+fuzz=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-asan) asan=0 ;;
+    --no-fuzz) fuzz=0 ;;
+    -h|--help) sed -n '2,12p' "$script" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: error: unknown argument '$arg' (expected --no-asan, --no-fuzz)" >&2; exit 2 ;;
+  esac
+done
+
+JOBS=${PRISM_JOBS:-$(nproc)}
+WERROR=${PRISM_WERROR:-OFF}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+start=$SECONDS
+step() { echo; echo "=== test.sh [$((SECONDS - start)) s] $*"; }
+
+# configure DIR ARGS...: configures quietly (the log is printed on failure).
+configure() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  cmake -S . -B "$dir" -G Ninja -DPRISM_BUILD_BENCH=OFF "$@" >"$dir/configure.log" 2>&1 ||
+    { cat "$dir/configure.log" >&2; echo "test.sh: error: configuring $dir failed" >&2; exit 1; }
+}
+
+# run_tests DIR: every test but the gpu ones; fails when no test ran.
+run_tests() {
+  ctest --test-dir "$1" --no-tests=error -LE gpu --output-on-failure -j "$JOBS"
+}
+
+step "setup"
+bash tools/setup.sh
+
+step "Release build (build-release/, -DPRISM_WERROR=$WERROR)"
+# -Wno-restrict: GCC 12 reports false -Wrestrict positives inside libstdc++'s std::string at
+# -O3 (GCC bug 105329), which -Werror would turn into failures of correct code.
+configure build-release -DCMAKE_BUILD_TYPE=Release -DPRISM_WERROR="$WERROR" \
+  -DCMAKE_CXX_FLAGS="-Wno-restrict"
+cmake --build build-release -j "$JOBS" 2>&1 | tee build-release/build.log
+warnings=$(grep -c 'warning:' build-release/build.log || true)
+echo "test.sh: $warnings compiler warning(s) in this build (build-release/build.log)"
+step "tests (Release)"
+run_tests build-release
+
+if [ "$asan" = 1 ]; then
+  step "ASan + UBSan build (build-asan/)"
+  configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_SANITIZE=ON
+  cmake --build build-asan -j "$JOBS"
+  step "tests (ASan + UBSan)"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+    run_tests build-asan
+fi
+
+if [ "$fuzz" = 1 ]; then
+  if [ -f tests/fuzz/run_fuzz.sh ]; then
+    step "parser fuzzer build (build-fuzz/, clang, ASan + UBSan)"
+    configure build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+      -DCMAKE_CXX_COMPILER=clang++ -DPRISM_FUZZ=ON -DPRISM_BUILD_TESTS=OFF
+    if ! ninja -C build-fuzz -t targets all | grep -q '^parse_fuzzer:'; then
+      echo "test.sh: error: no parse_fuzzer target with -DPRISM_FUZZ=ON; CMakeLists.txt needs" \
+           "'if(PRISM_FUZZ) add_subdirectory(tests/fuzz) endif()'" >&2
+      exit 1
+    fi
+    cmake --build build-fuzz -j "$JOBS" --target parse_fuzzer
+    step "parser fuzzer (${FUZZ_SECONDS} s)"
+    bash tests/fuzz/run_fuzz.sh build-fuzz "$FUZZ_SECONDS"
+  else
+    step "parser fuzzer: tests/fuzz/run_fuzz.sh not present, skipped"
+  fi
+fi
+
+step "all passed"
