@@ -1,0 +1,96 @@
+// Search (DESIGN.md §1 steps 3–7, issue 6) — first slice: ONE-KERNEL block graphs.
+//
+// Search(program, config, target) enumerates block-graph structures for a single-output
+// Program, resolves their maps, proves every mapped candidate equal to the Program for all
+// parameter values (equiv/lower_sgraph.h), and decides the proved families with the pruner
+// (prune/pruner.h) against the running incumbent. Stages, in order:
+//   1. Target: the Program's output term, saturated under the shipped rules; a SubtermIndex
+//      over it answers "is this abstract expression part of the target?".
+//   2. Generate (depth-first, canonical): after one `input` per Program input, block ops from
+//      the vocabulary the Program uses (matmul, its unary and binary functions, sum/max over the
+//      last dim, rms; inv_rms and the sum accumulators when the Program has rms_norm/sum;
+//      acc_sum always). Each new op's ABSTRACT expression — the op applied to whole tensors,
+//      accumulators as the sums they close (acc_sum(x) ≡ x, acc_sum_last(x) ≡ sum(x, last),
+//      acc_sumsq_last(x) ≡ sum(square(x), last)) — must be a class of the target e-graph
+//      (expression-guided pruning); a value already present is never recomputed; ops are added
+//      in increasing order of (kind, operands) unless they consume the previous op (canonical
+//      order); every op must be used. A structure is complete when its last op is the
+//      Program's output class.
+//   3. Map resolution: one grid axis x (parameter g) and a forloop (F). For each input, x splits
+//      one of its dims or replicates it and the forloop walks one dim or none; the output's
+//      omap maps x to a dim. Every combination is built and Validate()d — Validate enforces the
+//      dimension equalities (matmul K dims equally split, elementwise operands equally split,
+//      the omap's tile shapes) — so the consistent maps are exactly the survivors. (With one
+//      grid axis there is no grid-axis symmetry to break.)
+//   4. Prove every valid candidate (ProveSGraph); unproved candidates are dropped (counted).
+//   5. Prune: BuildFamily + Pruner::Decide with the incumbent; Infeasible/Dominated families
+//      are counted under their rules; survivors get a cost: the smallest cost lower bound
+//      (cost.smt2, in µs) over their first `instances_per_family` feasible instances, which
+//      also becomes the incumbent.
+// Deterministic: one thread; the same Program, config and target give the same families in the
+// same order. NOT covered yet (issue 6): several kernels, 2-D/3-D grids, online-softmax
+// accumulators, library kernels, choosing a subset or repetition of inputs, parallel workers,
+// the shape-independent cache, the CLI command. docs/search.md.
+#ifndef PRISM_SEARCH_SEARCH_H_
+#define PRISM_SEARCH_SEARCH_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "prism/block/sgraph.h"
+#include "prism/expr/eval.h"
+#include "prism/ir/program.h"
+#include "prism/smt/target.h"
+
+namespace prism::search {
+
+struct SearchConfig {
+  int max_kernels = 1;          // only 1 is supported today (InvalidArgument otherwise)
+  int max_block_ops = 11;       // block ops per kernel, inputs and the output included
+  int max_accumulators = 3;     // forloop accumulators per kernel
+  uint64_t seed = 1;            // reserved for randomized stages (none today)
+  absl::Duration budget = absl::Seconds(30);  // wall clock; the search stops when spent
+  int instances_per_family = 8192;            // feasible instances ranked per family
+  bool prune = true;                          // false: no SMT decisions (every family survives)
+};
+
+struct Funnel {
+  int64_t generated = 0;        // block-op sequences explored (partial structures)
+  int64_t pruned_abstract = 0;  // ops rejected because their abstract expression is not in the target
+  int64_t structures = 0;       // complete structures (before maps)
+  int64_t mapped = 0;           // map combinations that Validate accepts
+  int64_t proved = 0;           // mapped candidates proved equal to the Program
+  int64_t unproved = 0;         // mapped candidates not proved (refuted or unknown)
+  int64_t refuted = 0;          // of those, refuted by random testing (a counterexample)
+  std::map<std::string, int64_t> pruned_by_rule;  // rule → families it pruned
+  int64_t survivors = 0;
+};
+
+struct FamilyResult {
+  std::unique_ptr<SGraph> graph;  // the family (maps resolved, g/F/T/S symbolic)
+  int kernels = 1;
+  double cost_us = 0;             // best cost lower bound over its ranked instances
+  Assignment best;                // the instance with that cost
+  size_t proof_steps = 0;
+};
+
+struct SearchResult {
+  Funnel funnel;
+  std::vector<FamilyResult> families;  // survivors, best (lowest cost_us) first
+  double elapsed_s = 0;
+  bool budget_exhausted = false;
+};
+
+// InvalidArgument for a Program with more than one output or for an unsupported config;
+// errors of rule loading and of the pruner's theories are returned as they are.
+absl::StatusOr<SearchResult> Search(const Program& program, const SearchConfig& config,
+                                    const Target& target);
+
+}  // namespace prism::search
+
+#endif  // PRISM_SEARCH_SEARCH_H_
