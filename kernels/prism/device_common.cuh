@@ -1,0 +1,138 @@
+// prism device templates shared by every generated kernel (docs/codegen.md). Inlined verbatim
+// into each generated source, which must compile with NVRTC alone (no CUDA headers: the f16
+// type is handled as raw 16-bit values through PTX). Requires sm_80 or newer (cp.async,
+// mma.sync m16n8k16).
+#ifndef PRISM_KERNELS_DEVICE_COMMON_CUH_
+#define PRISM_KERNELS_DEVICE_COMMON_CUH_
+
+namespace prism_dev {
+
+typedef unsigned short f16_t;  // an IEEE binary16 value, stored as bits
+typedef unsigned int u32_t;
+
+__device__ __forceinline__ float F16ToF32(f16_t h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ f16_t F32ToF16(float f) {  // round to nearest even
+  f16_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ u32_t Pack2(f16_t lo, f16_t hi) {
+  return static_cast<u32_t>(lo) | (static_cast<u32_t>(hi) << 16);
+}
+
+// ---- tile loads: 16-byte cp.async from global to shared (bypassing L1) ---------------------
+__device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
+  const u32_t s = static_cast<u32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void CpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+// Copies a rows × cols tile of f16 (cols % 8 == 0; global row pitch `ld` elements, 16-byte
+// aligned rows) into shared memory with row pitch `spitch` elements, all threads cooperating.
+template <int kRows, int kCols, int kThreads>
+__device__ __forceinline__ void LoadTileAsync(f16_t* smem, int spitch, const f16_t* gmem,
+                                              long long ld, int tid) {
+  constexpr int kChunksPerRow = kCols / 8;
+  constexpr int kChunks = kRows * kChunksPerRow;
+#pragma unroll 4
+  for (int c = tid; c < kChunks; c += kThreads) {
+    const int r = c / kChunksPerRow;
+    const int k = (c % kChunksPerRow) * 8;
+    CpAsync16(smem + r * spitch + k, gmem + r * ld + k);
+  }
+}
+
+// ---- tensor-core tile matmul: D(16x8, f32) += A(16x16, f16, row) · B(16x8, f16, col) -------
+__device__ __forceinline__ void MmaM16N8K16(float (&d)[4], const u32_t (&a)[4],
+                                            const u32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// A fragment of rows [m0, m0+16) × cols [k0, k0+16) of a row-major shared tile with `rows`
+// valid rows (rows beyond are zero). Also adds the squares of the fragment's elements (in f32)
+// to ss_lo (row m0 + lane/4) and ss_hi (row m0 + 8 + lane/4) when kSumSq.
+template <bool kSumSq>
+__device__ __forceinline__ void LoadAFragment(u32_t (&a)[4], const f16_t* s, int pitch, int rows,
+                                              int m0, int k0, int lane, float& ss_lo,
+                                              float& ss_hi) {
+  const int g = lane >> 2, t = lane & 3;
+  const int r0 = m0 + g, r1 = m0 + g + 8, c = k0 + 2 * t;
+  f16_t v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (r0 < rows) {
+    const u32_t lo = *reinterpret_cast<const u32_t*>(s + r0 * pitch + c);
+    const u32_t hi = *reinterpret_cast<const u32_t*>(s + r0 * pitch + c + 8);
+    v[0] = lo & 0xffff; v[1] = lo >> 16; v[4] = hi & 0xffff; v[5] = hi >> 16;
+  }
+  if (r1 < rows) {
+    const u32_t lo = *reinterpret_cast<const u32_t*>(s + r1 * pitch + c);
+    const u32_t hi = *reinterpret_cast<const u32_t*>(s + r1 * pitch + c + 8);
+    v[2] = lo & 0xffff; v[3] = lo >> 16; v[6] = hi & 0xffff; v[7] = hi >> 16;
+  }
+  a[0] = Pack2(v[0], v[1]);  // (g,   c..c+1)
+  a[1] = Pack2(v[2], v[3]);  // (g+8, c..c+1)
+  a[2] = Pack2(v[4], v[5]);  // (g,   c+8..c+9)
+  a[3] = Pack2(v[6], v[7]);  // (g+8, c+8..c+9)
+  if (kSumSq) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float x = F16ToF32(v[i]);
+      if ((i & 2) == 0) ss_lo = fmaf(x, x, ss_lo); else ss_hi = fmaf(x, x, ss_hi);
+    }
+  }
+}
+
+// B fragment of rows [k0, k0+16) × cols [n0, n0+8) of a row-major (k-major) shared tile.
+__device__ __forceinline__ void LoadBFragment(u32_t (&b)[2], const f16_t* s, int pitch, int k0,
+                                              int n0, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  const f16_t* p = s + (k0 + 2 * t) * pitch + n0 + g;
+  b[0] = Pack2(p[0], p[pitch]);
+  b[1] = Pack2(p[8 * pitch], p[9 * pitch]);
+}
+
+// B fragments of two adjacent n8 tiles (rows [k0, k0+16) × cols [n0, n0+16)) with one
+// ldmatrix.x4.trans: b[0..1] for cols n0..n0+7, b[2..3] for n0+8..n0+15. Rows must be 16-byte
+// aligned (pitch and n0 multiples of 8).
+__device__ __forceinline__ void LoadBFragmentX4(u32_t (&b)[4], const f16_t* s, int pitch, int k0,
+                                                int n0, int lane) {
+  const int mi = lane >> 3, r = lane & 7;
+  const f16_t* p = s + (k0 + (mi & 1) * 8 + r) * pitch + n0 + (mi >> 1) * 8;
+  const u32_t a = static_cast<u32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(a));
+}
+
+// ---- reductions ------------------------------------------------------------------------------
+__device__ __forceinline__ float QuadSum(float v) {  // over the 4 lanes sharing lane/4
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  v += __shfl_xor_sync(0xffffffffu, v, 2);
+  return v;
+}
+__device__ __forceinline__ float WarpSum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// ---- elementwise (f32) -----------------------------------------------------------------------
+__device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float Gelu(float x) {  // exact (erf) form
+  return (0.5f * x) * (1.0f + erff(x * 0.70710678118654752f));
+}
+
+}  // namespace prism_dev
+
+#endif  // PRISM_KERNELS_DEVICE_COMMON_CUH_

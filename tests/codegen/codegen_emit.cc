@@ -1,0 +1,53 @@
+// codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX]
+// Instantiates a fixture (fixtures.h) at its WORKLOADS.md sizes for BATCH,
+// generates CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and
+// OUTDIR/host.h. Exit 1 with the status on error (Unimplemented included).
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "block/fixtures/fixtures.h"
+#include "prism/block/block_instance.h"
+#include "prism/codegen/codegen.h"
+
+int main(int argc, char** argv) {
+  using namespace prism;
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX]\n");
+    return 2;
+  }
+  int batch = 0;
+  if (!absl::SimpleAtoi(argv[2], &batch)) return 2;
+  Assignment a;
+  for (absl::string_view kv : absl::StrSplit(argv[3], ',', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(p.second, &v)) return 2;
+    a[p.first] = v;
+  }
+  absl::StatusOr<fixtures::Fixture> f =
+      fixtures::MakeFixture(argv[1], fixtures::WorkloadSizes(argv[1], batch));
+  if (!f.ok()) {
+    std::fprintf(stderr, "%s\n", f.status().ToString().c_str());
+    return 1;
+  }
+  absl::StatusOr<BlockProgram> p = Instantiate(f->graph, a);
+  if (!p.ok()) {
+    std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
+    return 1;
+  }
+  codegen::CodegenOptions opts;
+  if (argc > 5) opts.name_suffix = argv[5];
+  absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*p, opts);
+  if (!code.ok()) {
+    std::fprintf(stderr, "%s\n", code.status().ToString().c_str());
+    return 1;
+  }
+  const std::string dir = argv[4];
+  std::ofstream(dir + "/kernel.cu") << code->source;
+  std::ofstream(dir + "/launch.json") << code->launch_json;
+  std::ofstream(dir + "/host.h") << code->host_header;
+  return 0;
+}

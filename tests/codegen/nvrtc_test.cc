@@ -1,0 +1,106 @@
+// NVRTC compilation of generated kernels for sm_80 and sm_90 (no GPU needed)
+// and the resource audit against block_resources.h. Skipped when prism is built
+// without CUDA.
+#include "prism/codegen/nvrtc.h"
+
+#include <iostream>
+#include <string>
+
+#include "block/fixtures/fixtures.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "prism/block/block_instance.h"
+#include "prism/codegen/audit.h"
+#include "prism/codegen/codegen.h"
+#include "testing/status_matchers.h"
+
+namespace prism::codegen {
+namespace {
+
+using ::prism::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(PtxasReportTest, Parses) {
+  const char* log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k_a' for 'sm_90'\n"
+      "ptxas info    : Function properties for k_a\n"
+      "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 1 barriers, 392 bytes cmem[0]\n"
+      "ptxas info    : Compiling entry function 'k_b' for 'sm_90'\n"
+      "ptxas info    : Function properties for k_b\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, 1024 bytes smem, 384 bytes "
+      "cmem[0]\n";
+  const std::vector<CompiledKernelInfo> k = ParsePtxasReport(log);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].function, "k_a");
+  EXPECT_EQ(k[0].registers, 40);
+  EXPECT_EQ(k[0].stack_frame_bytes, 8);
+  EXPECT_EQ(k[0].spill_store_bytes, 4);
+  EXPECT_EQ(k[0].spill_load_bytes, 12);
+  EXPECT_EQ(k[0].static_smem_bytes, 0);
+  EXPECT_EQ(k[1].function, "k_b");
+  EXPECT_EQ(k[1].registers, 255);
+  EXPECT_EQ(k[1].static_smem_bytes, 1024);
+}
+
+TEST(NvrtcTest, StubSaysUnavailable) {
+  if (NvrtcAvailable()) GTEST_SKIP() << "built with NVRTC";
+  EXPECT_THAT(CompileWithNvrtc("", 90),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("CUDA")));
+}
+
+struct AuditCase {
+  const char* fixture;
+  int batch;
+  int g, f, t, s;
+};
+
+TEST(NvrtcAuditTest, CompilesForSm80AndSm90AndAudits) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  const AuditCase cases[] = {AuditCase{"rmsnorm_linear", 1, 192, 32, 128, 3},
+                             AuditCase{"rmsnorm_linear", 8, 192, 32, 128, 3},
+                             AuditCase{"rmsnorm_linear", 1, 384, 16, 128, 4},
+                             AuditCase{"rmsnorm_linear", 8, 96, 32, 256, 3},
+                             AuditCase{"rmsnorm_linear_square", 8, 192, 32, 128, 2},
+                             AuditCase{"gated_mlp", 8, 128, 32, 128, 3},
+                             // The variants fastest on the H200 (docs/codegen.md).
+                             AuditCase{"rmsnorm_linear", 1, 96, 16, 256, 3},
+                             AuditCase{"rmsnorm_linear", 8, 96, 16, 512, 3},
+                             AuditCase{"gated_mlp", 1, 128, 16, 256, 3},
+                             AuditCase{"gated_mlp", 8, 128, 16, 256, 3}};
+  for (const AuditCase& c : cases) {
+    SCOPED_TRACE(std::string(c.fixture) + " b=" + std::to_string(c.batch) +
+                 " g=" + std::to_string(c.g));
+    ASSERT_OK_AND_ASSIGN(
+        fixtures::Fixture fx,
+        fixtures::MakeFixture(c.fixture, fixtures::WorkloadSizes(c.fixture, c.batch)));
+    Assignment a = {{"g", c.g}, {"F", c.f}, {"T", c.t}, {"S", c.s}};
+    if (fx.graph.FindParam("h") != nullptr) a["h"] = 1;  // gated_mlp's row split
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, a));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    for (int sm : {80, 90}) {
+      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+      EXPECT_FALSE(r.cubin.empty());
+      ASSERT_OK_AND_ASSIGN(std::vector<KernelAudit> audit, AuditResources(fx.graph, a, code, r));
+      ASSERT_EQ(audit.size(), 1u);
+      std::cout << c.fixture << " b=" << c.batch << " g=" << c.g << " F=" << c.f << " T=" << c.t
+                << " S=" << c.s << ": " << FormatAudit(audit);
+      const KernelAudit& k = audit[0];
+      EXPECT_GT(k.compiled_regs, 0);
+      EXPECT_LE(k.compiled_regs, 255);
+      // Hard failures: the model's register lower bound violated, spills, or
+      // over a limit. The smem difference (row padding) is expected and only
+      // reported.
+      EXPECT_GE(k.compiled_regs, k.model_regs_per_thread);
+      EXPECT_EQ(k.spill_bytes, 0) << r.log;
+      EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
+      EXPECT_LE(k.generated_smem_bytes, MaxSmemPerBlock(sm));
+      EXPECT_LE(k.compiled_regs * c.t, 65536);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace prism::codegen
