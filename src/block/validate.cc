@@ -456,7 +456,16 @@ class Validator {
     const TileInfo& ta = Tile(a);
     const TileInfo& tb = Tile(b);
     const Expr ea = ta.shape[d], eb = tb.shape[d];
+    const auto unsplit = [](const TileInfo& t, size_t dim) {
+      return t.grid_split[dim] == 0 && !t.loop_split[dim] && !t.group_extent[dim].valid();
+    };
     if (SameExpr(ctx_, ea, eb)) {
+      // Extent 1 on both sides: an unsplit one is the whole (size-1) dim and broadcasts, even
+      // when the other is a split dim bound to tiles of one element (D / g with g = D).
+      if (ConstValueOf(ctx_, ea) == 1) {
+        if (unsplit(tb, d)) return FactsOf(ta, d);
+        if (unsplit(ta, d)) return FactsOf(tb, d);
+      }
       PRISM_RETURN_IF_ERROR(SameSplit(i, a, d, b, d, what));
       return FactsOf(ta, d);
     }

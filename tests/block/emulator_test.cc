@@ -222,6 +222,37 @@ TEST(BlockEmulatorTest, TilePlacementFollowsTheMaps) {
   }
 }
 
+// Regression (found by the search): a row sum [.., 1] broadcast against a column tile that a
+// grid axis splits down to one element (gy = D) validated symbolically but was rejected once
+// bound ("dim 1 of P is split by (y) but dim 1 of s by (nothing)"): at extent 1 on both sides
+// the unsplit one is the whole size-1 dim and broadcasts.
+TEST(BlockEmulatorTest, RowSumBroadcastsAgainstOneElementColumnTiles) {
+  SGraph g("row_normalize");
+  const int x = g.AddInput("X", DType::kF32, Shape{4, 8});
+  const int y = g.AddOutput("Y", DType::kF32, Shape{4, 8});
+  const Expr gy = *g.AddParam("gy", ParamRole::kGrid, *Domain::DivisorsOf(8));
+  BlockGraphBuilder kb(g, {g.One(), gy, g.One()}, g.Const(32), g.One(), g.One());
+  const int whole = kb.Input("Xw", x, {kReplicate, kReplicate, kReplicate}, kReplicate);
+  const int cols = kb.Input("Xc", x, {kReplicate, 1, kReplicate}, kReplicate);
+  const int s = kb.Reduce("s", OpKind::kSum, whole, 1);
+  kb.Output(kb.Binary("q", OpKind::kDiv, cols, s), y, {kReplicate, 1, kReplicate});
+  std::move(kb).Finish("k0");
+  ASSERT_OK(Validate(g).status());
+  ProgramBuilder pb;
+  TensorId px = pb.Input("X", DType::kF32, {4, 8});
+  TensorId py = pb.Div(px, pb.Sum(px, 1));
+  pb.SetName(py, "Y");
+  pb.Output(py);
+  ASSERT_OK_AND_ASSIGN(Program program, std::move(pb).Build());
+  const std::vector<Tensor> inputs = RandomInputs(program, 2);
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(program, inputs, EvalMode::kF64));
+  for (int64_t v : {1, 2, 4, 8}) {
+    ASSERT_OK_AND_ASSIGN(BlockProgram inst, Instantiate(g, {{"gy", v}}));
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> got, Emulate(inst, inputs));
+    EXPECT_TRUE(WithinDefaultTolerance(got[0], want[0])) << "gy = " << v;
+  }
+}
+
 TEST(BlockEmulatorTest, RejectsMismatchedInputs) {
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                        fixtures::MakeFixture("ntrans", fixtures::ReducedSizes("ntrans")));
