@@ -2,13 +2,19 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <thread>
+#include <functional>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "prism/base/check.h"
@@ -72,13 +78,18 @@ class Searcher {
       return absl::InvalidArgumentError(absl::StrCat(
           "search supports programs with one output; this one has ", program_.outputs().size()));
     }
-    if (config_.max_kernels != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("max_kernels = ", config_.max_kernels, ": only one-kernel search is implemented"));
+    if (config_.max_kernels < 1 || config_.max_kernels > 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "max_kernels = ", config_.max_kernels,
+          ": expected 1 (one block graph) or 2 (also the split-reduction forms)"));
+    }
+    if (config_.max_grid_dims < 0 || config_.max_grid_dims > kNumGridAxes) {
+      return absl::InvalidArgumentError(absl::StrCat("max_grid_dims = ", config_.max_grid_dims,
+                                                     ": expected 0..", kNumGridAxes));
     }
     PRISM_RETURN_IF_ERROR(BuildTarget());
-    PRISM_ASSIGN_OR_RETURN(prune::Pruner pruner, prune::Pruner::Create(target_));
-    pruner_ = &pruner;
+    // The theories load (errors surface before any work); workers make their own pruners.
+    PRISM_RETURN_IF_ERROR(prune::Pruner::Create(target_).status());
     CollectVocabulary();
     std::vector<GenOp> ops;
     std::vector<Value> values;
@@ -87,9 +98,17 @@ class Searcher {
       std::optional<EClassId> c = index_->FindNode(Symbol(n.name), Payload(), {});
       if (!c) return absl::InvalidArgumentError(absl::StrCat("input ", n.name, " is not used by the output"));
       ops.push_back(GenOp{BlockOpKind::kInput, OpKind::kInput, -1, -1, static_cast<int64_t>(i)});
+      canon_.push_back(Canonical(ops));
       values.push_back(Value{*c, false, n.shape});
     }
     PRISM_RETURN_IF_ERROR(Extend(ops, values, 0));
+    const absl::Time generated = absl::Now();
+    PRISM_RETURN_IF_ERROR(ProveAll());
+    const absl::Time proved = absl::Now();
+    PRISM_RETURN_IF_ERROR(PruneAndRank());
+    result_.generate_s = absl::ToDoubleSeconds(generated - start);
+    result_.prove_s = absl::ToDoubleSeconds(proved - generated);
+    result_.prune_s = absl::ToDoubleSeconds(absl::Now() - proved);
     std::stable_sort(result_.families.begin(), result_.families.end(),
                      [](const FamilyResult& x, const FamilyResult& y) { return x.cost_us < y.cost_us; });
     result_.funnel.survivors = static_cast<int64_t>(result_.families.size());
@@ -106,6 +125,7 @@ class Searcher {
     const EClassId root = graph_->AddTerm(goal);
     equiv::Runner(graph_.get()).Run(rules_.rewrites());
     root_ = graph_->Find(root);
+    ComputeDepths();
     index_ = std::make_unique<equiv::SubtermIndex>(graph_.get());
     return absl::OkStatus();
   }
@@ -223,7 +243,8 @@ class Searcher {
     return out;
   }
 
-  std::vector<GenOp> Candidates(const std::vector<Value>& values, int accumulators) const {
+  std::vector<GenOp> Candidates(const std::vector<GenOp>& ops, const std::vector<Value>& values,
+                                int accumulators) const {
     std::vector<GenOp> out;
     const int n = static_cast<int>(values.size());
     for (int i = 0; i < n; ++i) {
@@ -244,8 +265,15 @@ class Searcher {
         for (int64_t c : counts_) out.push_back({BlockOpKind::kInvRms, OpKind::kInput, i, -1, c});
       }
       if (accumulators < config_.max_accumulators && !values[i].after) {
-        out.push_back({BlockOpKind::kAccSum, OpKind::kInput, i, -1, 0});
-        if (sum_ || rms_) out.push_back({BlockOpKind::kAccSumLast, OpKind::kInput, i, -1, 0});
+        // Canonical accumulators: acc_sum(sum(x, last)) is acc_sum_last(x) and
+        // acc_sum_last(square(x)) is acc_sumsq_last(x) (same values, same phases), so only
+        // the fused forms are generated.
+        const bool sum_last = ops[i].kind == BlockOpKind::kReduce && ops[i].fn == OpKind::kSum;
+        const bool square = ops[i].kind == BlockOpKind::kUnary && ops[i].fn == OpKind::kSquare;
+        if (!sum_last) out.push_back({BlockOpKind::kAccSum, OpKind::kInput, i, -1, 0});
+        if ((sum_ || rms_) && !(square && rms_)) {
+          out.push_back({BlockOpKind::kAccSumLast, OpKind::kInput, i, -1, 0});
+        }
         if (rms_) out.push_back({BlockOpKind::kAccSumSqLast, OpKind::kInput, i, -1, 0});
         if (max_) out.push_back({BlockOpKind::kAccMaxLast, OpKind::kInput, i, -1, 0});
       }
@@ -254,20 +282,21 @@ class Searcher {
     return out;
   }
 
-  // The expression tree of op `i` (independent of the order the ops were added in): two op
-  // sequences with the same tree are the same structure.
-  static std::string Canonical(const std::vector<GenOp>& ops, size_t i) {
-    const GenOp& op = ops[i];
+  // The expression tree of the last op of `ops` (independent of the order the ops were added
+  // in), from canon_, the trees of the earlier ops: two op sequences with the same tree are the
+  // same structure.
+  std::string Canonical(const std::vector<GenOp>& ops) const {
+    const GenOp& op = ops.back();
     std::string s = absl::StrCat("(", static_cast<int>(op.kind), ".", static_cast<int>(op.fn), ".",
                                  op.count);
-    std::vector<std::string> kids;
-    if (op.a >= 0) kids.push_back(Canonical(ops, static_cast<size_t>(op.a)));
-    if (op.b >= 0) kids.push_back(Canonical(ops, static_cast<size_t>(op.b)));
+    std::vector<absl::string_view> kids;
+    if (op.a >= 0) kids.push_back(canon_[op.a]);
+    if (op.b >= 0) kids.push_back(canon_[op.b]);
     // add and mul commute: their operands are unordered.
     if (op.kind == BlockOpKind::kBinary && (op.fn == OpKind::kAdd || op.fn == OpKind::kMul)) {
       std::sort(kids.begin(), kids.end());
     }
-    for (const std::string& k : kids) absl::StrAppend(&s, " ", k);
+    for (absl::string_view k : kids) absl::StrAppend(&s, " ", k);
     return s + ")";
   }
 
@@ -283,18 +312,65 @@ class Searcher {
     return true;
   }
 
+  // Whether the ops left (max_block_ops minus the compute ops so far) cannot complete the
+  // structure: every value that no op uses yet (inputs included) must still reach the output,
+  // and (a) an op consumes at most two values and adds one, so d unused values need at least
+  // d − 1 more ops; (b) the value of class c needs at least ⌈depth(c) / 3⌉ more ops, where
+  // depth(c) is c's distance from the root in the target e-graph (e-node levels): no block
+  // op adds more than three levels to its operands' abstract expressions (inv_rms adds
+  // rsqrt, add, div; acc_sumsq_last sum and square; every other op one or none).
+  bool Hopeless(const std::vector<GenOp>& ops, const std::vector<Value>& values) const {
+    const int left = config_.max_block_ops - static_cast<int>(ops.size() - program_.inputs().size());
+    std::vector<bool> used(ops.size(), false);
+    for (const GenOp& op : ops) {
+      if (op.a >= 0) used[op.a] = true;
+      if (op.b >= 0) used[op.b] = true;
+    }
+    int dangling = 0, need = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (used[i]) continue;
+      ++dangling;
+      auto it = depth_.find(values[i].cls);
+      const int depth = it == depth_.end() ? 0 : it->second;
+      need = std::max(need, (depth + 2) / 3);
+    }
+    need = std::max(need, dangling - 1);
+    return need > left;
+  }
+
+  // depth_: every target class's distance from the root (breadth-first over e-node children).
+  void ComputeDepths() {
+    std::vector<EClassId> frontier = {root_};
+    depth_[root_] = 0;
+    for (size_t k = 0; k < frontier.size(); ++k) {
+      const EClassId c = frontier[k];
+      const int d = depth_[c];
+      for (const equiv::ENode& n : graph_->eclass(c).nodes) {
+        for (EClassId child : n.children) {
+          const EClassId r = graph_->Find(child);
+          if (depth_.emplace(r, d + 1).second) frontier.push_back(r);
+        }
+      }
+    }
+  }
+
+  // Whether the current op set (canon_, as a set) was explored before; records it if not.
+  bool StateSeen() {
+    std::vector<absl::string_view> keys(canon_.begin(), canon_.end());
+    std::sort(keys.begin(), keys.end());
+    return !states_seen_.insert(absl::HashOf(keys)).second;
+  }
+
   absl::Status Extend(std::vector<GenOp>& ops, std::vector<Value>& values, int accumulators) {
     if (absl::Now() > deadline_) {
       result_.budget_exhausted = true;
       return absl::OkStatus();
     }
-    // Inputs + ops + the output store.
-    if (static_cast<int>(ops.size()) + 1 >= config_.max_block_ops) return absl::OkStatus();
-    const int last = static_cast<int>(ops.size()) - 1;
-    const bool last_is_input = ops[last].kind == BlockOpKind::kInput;
-    for (const GenOp& op : Candidates(values, accumulators)) {
-      const bool consumes_last = op.a == last || op.b == last;
-      if (!last_is_input && !consumes_last && !(ops[last].Key() < op.Key())) continue;
+    // Compute ops and accumulators (inputs and the store are not counted).
+    if (static_cast<int>(ops.size() - program_.inputs().size()) >= config_.max_block_ops) {
+      return absl::OkStatus();
+    }
+    for (const GenOp& op : Candidates(ops, values, accumulators)) {
       ++result_.funnel.generated;
       std::optional<Value> v = Abstract(op, values);
       if (!v) {
@@ -306,15 +382,22 @@ class Searcher {
       if (duplicate) continue;
       ops.push_back(op);
       values.push_back(*v);
-      const bool acc = IsAccumulator(op.kind);
-      if (v->cls == root_) {
-        if (AllUsed(ops) && structures_seen_.insert(Canonical(ops, ops.size() - 1)).second) {
-          ++result_.funnel.structures;
-          PRISM_RETURN_IF_ERROR(ResolveMaps(ops));
+      canon_.push_back(Canonical(ops));
+      // Canonical generation: an op set is explored once, whatever order its ops were added
+      // in (the continuations of a set do not depend on the order).
+      if (StateSeen()) {
+        ++result_.funnel.revisited;
+      } else if (v->cls == root_) {
+        if (AllUsed(ops) && structures_seen_.insert(canon_.back()).second) {
+          PRISM_RETURN_IF_ERROR(ResolveMaps(ops, values));
         }
+      } else if (Hopeless(ops, values)) {
+        ++result_.funnel.pruned_bound;
       } else {
+        const bool acc = IsAccumulator(op.kind);
         PRISM_RETURN_IF_ERROR(Extend(ops, values, accumulators + (acc ? 1 : 0)));
       }
+      canon_.pop_back();
       ops.pop_back();
       values.pop_back();
       if (result_.budget_exhausted) break;
@@ -323,45 +406,459 @@ class Searcher {
   }
 
   // ---- map resolution, proof, pruning ----------------------------------------------------------
-  absl::Status ResolveMaps(const std::vector<GenOp>& ops) {
-    const size_t inputs = program_.inputs().size();
-    std::vector<int64_t> ranks;
-    for (size_t i = 0; i < inputs; ++i) {
-      ranks.push_back(static_cast<int64_t>(program_.node(program_.inputs()[i]).shape.size()));
+
+  // Necessary conditions on the maps of a one-kernel structure, from the well-formedness rules
+  // of docs/block_graph.md §3 (so the filter only skips maps that Validate rejects; test
+  // MapPrefilterChangesNothing): dims that must be split alike (contraction and elementwise
+  // operands on differently split dims are rejected; unary ops, rms, inv_rms and accumulators
+  // keep their operand's tile dims) form classes; a class must not be split by the grid if it
+  // holds a dim that an op reduces (a contraction, sum/max, rms, a *_last accumulator: grid
+  // blocks would hold partial results that no following kernel reduces), nor walked by the
+  // forloop if rms needs it whole or acc_sum (acc_*_last: a dim but the last) accumulates it;
+  // a dim of the stored value is split exactly by the axes the omap lays out on it and never
+  // walked. A dim of extent 1 is never unified (it may be a broadcast or a reduced dim).
+  struct DimClass {
+    std::vector<std::pair<int, int>> members;  // (input, dim)
+    bool no_grid = false, no_loop = false;
+    int64_t output_dim = kR;                   // the stored value's dim in this class, if any
+  };
+
+  std::vector<DimClass> MapConstraints(const std::vector<GenOp>& ops) const {
+    std::vector<int> parent;
+    std::vector<uint8_t> no_grid, no_loop;
+    const auto fresh = [&] {
+      parent.push_back(static_cast<int>(parent.size()));
+      no_grid.push_back(0);
+      no_loop.push_back(0);
+      return static_cast<int>(parent.size()) - 1;
+    };
+    const std::function<int(int)> find = [&](int x) {
+      while (parent[x] != x) x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    const auto unite = [&](int a, int b) { parent[find(a)] = find(b); };
+    struct Dims {
+      std::vector<int> slot;
+      std::vector<int64_t> size;
+    };
+    std::vector<Dims> v;
+    std::map<int, std::pair<int, int>> slot_to_input;
+    // Aligns a's and b's dims from the right, all but the `skip` trailing ones, unifying equal
+    // extents > 1; returns the aligned result dims (b's where a lacks one or has extent 1).
+    const auto align = [&](const Dims& a, const Dims& b, size_t skip) {
+      const size_t ra = a.size.size() - skip, rb = b.size.size() - skip;
+      const size_t r = std::max(ra, rb);
+      Dims out;
+      for (size_t k = 0; k < r; ++k) {
+        const bool ha = k + ra >= r, hb = k + rb >= r;
+        const size_t ia = k + ra - r, ib = k + rb - r;
+        if (ha && hb && a.size[ia] == b.size[ib] && a.size[ia] > 1) unite(a.slot[ia], b.slot[ib]);
+        const bool take_a = ha && (!hb || a.size[ia] > 1);
+        out.slot.push_back(take_a ? a.slot[ia] : b.slot[ib]);
+        out.size.push_back(take_a ? a.size[ia] : b.size[ib]);
+      }
+      return out;
+    };
+    for (const GenOp& op : ops) {
+      Dims d;
+      switch (op.kind) {
+        case BlockOpKind::kInput: {
+          const Shape& s = program_.node(program_.inputs()[static_cast<size_t>(op.count)]).shape;
+          for (size_t k = 0; k < s.size(); ++k) {
+            d.slot.push_back(fresh());
+            d.size.push_back(s[k]);
+            slot_to_input[d.slot.back()] = {static_cast<int>(op.count), static_cast<int>(k)};
+          }
+          break;
+        }
+        case BlockOpKind::kMatMul: {
+          const Dims& a = v[op.a];
+          const Dims& b = v[op.b];
+          const size_t ra = a.size.size(), rb = b.size.size();
+          if (a.size[ra - 1] == b.size[rb - 2] && a.size[ra - 1] > 1) {
+            unite(a.slot[ra - 1], b.slot[rb - 2]);
+          }
+          no_grid[a.slot[ra - 1]] = no_grid[b.slot[rb - 2]] = 1;
+          d = align(a, b, 2);
+          d.slot.push_back(a.slot[ra - 2]);
+          d.size.push_back(a.size[ra - 2]);
+          d.slot.push_back(b.slot[rb - 1]);
+          d.size.push_back(b.size[rb - 1]);
+          break;
+        }
+        case BlockOpKind::kBinary: d = align(v[op.a], v[op.b], 0); break;
+        case BlockOpKind::kRms:
+          d = v[op.a];
+          no_grid[d.slot.back()] = no_loop[d.slot.back()] = 1;
+          break;
+        case BlockOpKind::kAccSum:
+          d = v[op.a];
+          for (int sl : d.slot) no_loop[sl] = 1;
+          break;
+        case BlockOpKind::kReduce:
+        case BlockOpKind::kAccSumLast:
+        case BlockOpKind::kAccSumSqLast:
+        case BlockOpKind::kAccMaxLast:
+          d = v[op.a];
+          if (op.kind != BlockOpKind::kReduce) {
+            for (size_t k = 0; k + 1 < d.slot.size(); ++k) no_loop[d.slot[k]] = 1;
+          }
+          no_grid[d.slot.back()] = 1;
+          d.slot.back() = fresh();
+          d.size.back() = 1;
+          break;
+        default: d = v[op.a]; break;  // unary, inv_rms: the operand's tile dims
+      }
+      v.push_back(std::move(d));
     }
-    const Shape& out_shape = program_.node(program_.outputs()[0].tensor).shape;
-    // Odometer over (imap, fmap) per input and the omap: each entry in [-1, rank).
-    std::vector<int64_t> digit(2 * inputs + 1, kR);
-    std::vector<int64_t> hi;
-    for (size_t i = 0; i < inputs; ++i) {
-      hi.push_back(ranks[i]);
-      hi.push_back(ranks[i]);
+    std::map<int, DimClass> classes;
+    for (size_t sl = 0; sl < parent.size(); ++sl) {
+      DimClass& c = classes[find(static_cast<int>(sl))];
+      c.no_grid = c.no_grid || no_grid[sl];
+      c.no_loop = c.no_loop || no_loop[sl];
+      auto it = slot_to_input.find(static_cast<int>(sl));
+      if (it != slot_to_input.end()) c.members.push_back(it->second);
     }
-    hi.push_back(static_cast<int64_t>(out_shape.size()));
-    while (true) {
-      PRISM_RETURN_IF_ERROR(TryMaps(ops, digit));
-      size_t k = 0;
-      while (k < digit.size() && ++digit[k] >= hi[k]) digit[k++] = kR;
-      if (k == digit.size()) break;
+    const Dims& out = v.back();
+    for (size_t k = 0; k < out.slot.size(); ++k) classes[find(out.slot[k])].output_dim = static_cast<int64_t>(k);
+    std::vector<DimClass> result;
+    for (auto& [root, c] : classes) {
+      if (!c.members.empty()) result.push_back(std::move(c));
     }
-    return absl::OkStatus();
+    return result;
   }
 
-  absl::Status TryMaps(const std::vector<GenOp>& ops, const std::vector<int64_t>& digit) {
+  // ---- map resolution -------------------------------------------------------------------------
+  // One complete choice of maps for a structure: `axes` grid axes (x, y, ...), the output dim
+  // each axis lays its blocks out on (strictly increasing: the grid-axis symmetry is broken by
+  // ordering the axes by their output dim), and per input the dim each axis splits (or kR) and
+  // the dim the forloop walks (or kR).
+  struct Maps {
+    int axes = 0;
+    std::array<int64_t, kNumGridAxes> omap{kR, kR, kR};
+    std::vector<std::array<int64_t, kNumGridAxes>> imap;
+    std::vector<int64_t> fmap;
+  };
+
+  absl::Status ResolveMaps(const std::vector<GenOp>& ops, const std::vector<Value>& values) {
     const size_t inputs = program_.inputs().size();
+    ++result_.funnel.structures;
+    if (config_.map_prefilter) {
+      equal_ = MapConstraints(ops);
+    } else {
+      equal_.clear();
+    }
     const Shape& out_shape = program_.node(program_.outputs()[0].tensor).shape;
-    const int64_t omap = digit.back();
-    bool any_split = false, any_loop = false;
-    int64_t loop_gcd = 0;
-    for (size_t i = 0; i < inputs; ++i) {
-      const Shape& s = program_.node(program_.inputs()[i]).shape;
-      any_split = any_split || digit[2 * i] != kR;
-      if (digit[2 * i + 1] != kR) {
-        any_loop = true;
-        loop_gcd = std::gcd(loop_gcd, s[digit[2 * i + 1]]);
+    const int64_t out_rank = static_cast<int64_t>(out_shape.size());
+    const int max_axes = std::min<int>(config_.max_grid_dims, static_cast<int>(out_rank));
+    Maps m;
+    m.imap.assign(inputs, {kR, kR, kR});
+    m.fmap.assign(inputs, kR);
+    // Axes 0..max_axes, each on a distinct output dim, in increasing dim order.
+    std::function<absl::Status(int, int64_t)> choose_omap = [&](int axis, int64_t from) -> absl::Status {
+      m.axes = axis;
+      PRISM_RETURN_IF_ERROR(AssignInput(ops, values, m, 0));
+      if (axis == max_axes || result_.budget_exhausted) return absl::OkStatus();
+      for (int64_t d = from; d < out_rank; ++d) {
+        if (out_shape[d] < 2) continue;  // nothing to split
+        m.omap[axis] = d;
+        PRISM_RETURN_IF_ERROR(choose_omap(axis + 1, d + 1));
+        m.omap[axis] = kR;
+        m.axes = axis;
+        if (result_.budget_exhausted) break;
+      }
+      return absl::OkStatus();
+    };
+    return choose_omap(0, 0);
+  }
+
+  // Whether the maps of inputs 0..last satisfy MapConstraints so far: the assigned members of
+  // a class are split alike (by the same set of grid axes, and walked by the forloop or not),
+  // as the class's flags and its output dim require.
+  bool ConsistentSoFar(const Maps& m, size_t last) const {
+    for (const DimClass& c : equal_) {
+      int want_grid = -1;
+      if (c.output_dim != kR) {
+        want_grid = 0;
+        for (int a = 0; a < m.axes; ++a) want_grid |= m.omap[a] == c.output_dim ? (1 << a) : 0;
+      } else if (c.no_grid) {
+        want_grid = 0;
+      }
+      int want_loop = c.output_dim != kR || c.no_loop ? 0 : -1;
+      for (const auto& [i, d] : c.members) {
+        if (static_cast<size_t>(i) > last) continue;
+        int grid = 0;
+        for (int a = 0; a < m.axes; ++a) grid |= m.imap[i][a] == d ? (1 << a) : 0;
+        const int loop = m.fmap[i] == d ? 1 : 0;
+        if (want_grid < 0) want_grid = grid;
+        if (want_loop < 0) want_loop = loop;
+        if (grid != want_grid || loop != want_loop) return false;
       }
     }
-    if ((omap == kR) != !any_split) return absl::OkStatus();  // x must split iff it is stored
+    return true;
+  }
+
+  // Chooses input i's imap (one entry per axis: kR or a dim no other axis of this input splits)
+  // and fmap, then recurses; at the end, builds and queues the candidates.
+  absl::Status AssignInput(const std::vector<GenOp>& ops, const std::vector<Value>& values, Maps& m,
+                           size_t i) {
+    const size_t inputs = program_.inputs().size();
+    if (i == inputs) return TryMaps(ops, values, m);
+    if (absl::Now() > deadline_) {
+      result_.budget_exhausted = true;
+      return absl::OkStatus();
+    }
+    const int64_t rank = static_cast<int64_t>(program_.node(program_.inputs()[i]).shape.size());
+    std::function<absl::Status(int)> axis_choice = [&](int a) -> absl::Status {
+      if (a == m.axes) {
+        for (int64_t f = kR; f < rank; ++f) {
+          m.fmap[i] = f;
+          if (ConsistentSoFar(m, i)) PRISM_RETURN_IF_ERROR(AssignInput(ops, values, m, i + 1));
+          if (result_.budget_exhausted) break;
+        }
+        m.fmap[i] = kR;
+        return absl::OkStatus();
+      }
+      for (int64_t d = kR; d < rank; ++d) {
+        bool taken = false;
+        for (int b = 0; b < a; ++b) taken = taken || (d != kR && m.imap[i][b] == d);
+        if (taken) continue;
+        m.imap[i][a] = d;
+        PRISM_RETURN_IF_ERROR(axis_choice(a + 1));
+        if (result_.budget_exhausted) break;
+      }
+      m.imap[i][a] = kR;
+      return absl::OkStatus();
+    };
+    return axis_choice(0);
+  }
+
+  // ---- building candidates ------------------------------------------------------------------------
+  static constexpr std::array<const char*, kNumGridAxes> kAxisParam = {"gx", "gy", "gz"};
+
+  struct Common {
+    std::array<Expr, kNumGridAxes> grid;
+    Expr forloop, threads, stages;
+    int64_t loop_gcd = 0;
+    std::vector<int> tensors;  // the graph's tensor per Program input
+    int output = -1;
+  };
+
+  // Declares the parameters, the Program's inputs and its output in `g`. `split` adds the
+  // split axis `gs` (domain: divisors of the walked dims' gcd) as grid axis m.axes.
+  Common DeclareCommon(SGraph& g, const Maps& m, bool split) const {
+    const size_t inputs = program_.inputs().size();
+    const Shape& out_shape = program_.node(program_.outputs()[0].tensor).shape;
+    const auto param = [&](absl::string_view name, ParamRole role, absl::StatusOr<Domain> d) {
+      PRISM_CHECK(d.ok(), d.status().message());
+      absl::StatusOr<Expr> e = g.AddParam(name, role, *d);
+      PRISM_CHECK(e.ok(), e.status().message());
+      return *e;
+    };
+    Common c;
+    for (size_t i = 0; i < inputs; ++i) {
+      if (m.fmap[i] != kR) {
+        c.loop_gcd = std::gcd(c.loop_gcd, program_.node(program_.inputs()[i]).shape[m.fmap[i]]);
+      }
+    }
+    // Grid sizes start at 2: an axis of one block is the family without that axis, which is
+    // generated too (so families are disjoint).
+    c.grid = {g.One(), g.One(), g.One()};
+    for (int a = 0; a < m.axes; ++a) {
+      const int64_t d = out_shape[m.omap[a]];
+      c.grid[a] = param(kAxisParam[a], ParamRole::kGrid, Domain::DivisorsOf(d, 2, d));
+    }
+    if (split) {
+      c.grid[m.axes] = param("gs", ParamRole::kGrid, Domain::DivisorsOf(c.loop_gcd, 2, c.loop_gcd));
+    }
+    const bool loop = c.loop_gcd > 0;
+    c.forloop = loop ? param("F", ParamRole::kForloop, Domain::DivisorsOf(c.loop_gcd)) : g.One();
+    c.threads = param("T", ParamRole::kThreads, Domain::Set({64, 128, 256, 512}));
+    c.stages = loop ? param("S", ParamRole::kStages, Domain::Range(1, 4)) : g.One();
+    for (size_t i = 0; i < inputs; ++i) {
+      const Node& n = program_.node(program_.inputs()[i]);
+      c.tensors.push_back(g.AddInput(n.name, n.dtype, n.shape));
+    }
+    const Node& on = program_.node(program_.outputs()[0].tensor);
+    c.output = g.AddOutput(on.name, on.dtype, on.shape);
+    return c;
+  }
+
+  // Adds block op `op` (operands already translated through `id`) to `kb`.
+  static int AddOp(BlockGraphBuilder& kb, SGraph& g, const GenOp& op, const std::vector<int>& id,
+                   const std::string& name, int tensor, std::array<int64_t, kNumGridAxes> imap,
+                   int64_t fmap) {
+    switch (op.kind) {
+      case BlockOpKind::kInput: return kb.Input(name, tensor, imap, fmap);
+      case BlockOpKind::kMatMul: return kb.MatMul(name, id[op.a], id[op.b]);
+      case BlockOpKind::kUnary: return kb.Unary(name, op.fn, id[op.a]);
+      case BlockOpKind::kBinary: return kb.Binary(name, op.fn, id[op.a], id[op.b]);
+      case BlockOpKind::kReduce: return kb.Reduce(name, op.fn, id[op.a], -1);
+      case BlockOpKind::kRms: return kb.Rms(name, id[op.a], -1);
+      case BlockOpKind::kInvRms: return kb.InvRms(name, id[op.a], g.Const(op.count));
+      default: return kb.Accumulate(name, op.kind, id[op.a]);
+    }
+  }
+
+  // The one-kernel candidate of `ops` under `m`.
+  SGraph BuildOneKernel(const std::vector<GenOp>& ops, const Maps& m) const {
+    SGraph g("candidate");
+    const Common c = DeclareCommon(g, m, /*split=*/false);
+    BlockGraphBuilder kb(g, c.grid, c.threads, c.forloop, c.stages);
+    std::vector<int> id;
+    for (const GenOp& op : ops) {
+      const size_t i = static_cast<size_t>(op.count);
+      const bool in = op.kind == BlockOpKind::kInput;
+      id.push_back(AddOp(kb, g, op, id, absl::StrCat("v", id.size()), in ? c.tensors[i] : -1,
+                         in ? m.imap[i] : std::array<int64_t, kNumGridAxes>{kR, kR, kR},
+                         in ? m.fmap[i] : kR));
+    }
+    kb.Output(id.back(), c.output, m.omap);
+    std::move(kb).Finish("k0");
+    return g;
+  }
+
+  // The split-reduction form of a valid one-kernel candidate (`info` = its analysis): a new
+  // grid axis `gs` also splits every dim the forloop walks, so each block reduces one chunk;
+  // kernel k0 stores every accumulator that an after-loop op (or the store) consumes as f32
+  // partial results, laid side by side along a dim no other axis splits; kernel k1 walks the gs
+  // partials with its forloop, accumulates them (sum; max for acc_max_last) and runs the
+  // after-loop ops. Flash-decoding (split-KV) and split-K are instances. nullopt when the form
+  // does not apply: no forloop, no free grid axis, an after-loop op consuming a computed
+  // loop-invariant tile, or an accumulator that some grid axis does not split (its blocks
+  // would store copies).
+  std::optional<SGraph> BuildSplit(const std::vector<GenOp>& ops, const std::vector<Value>& values,
+                                   const Maps& m, const SGraphAnalysis& info) const {
+    if (m.axes >= kNumGridAxes) return std::nullopt;
+    const std::vector<TileInfo>& tiles = info.tiles[0];
+    int64_t loop_gcd = 0;
+    for (size_t i = 0; i < m.fmap.size(); ++i) {
+      if (m.fmap[i] != kR) loop_gcd = std::gcd(loop_gcd, program_.node(program_.inputs()[i]).shape[m.fmap[i]]);
+    }
+    if (loop_gcd < 2) return std::nullopt;  // no forloop, or nothing to split
+    const size_t n = ops.size();
+    std::vector<bool> after(n), boundary(n);
+    for (size_t j = 0; j < n; ++j) {
+      after[j] = tiles[j].phase == Phase::kAfter && !IsAccumulator(ops[j].kind);
+    }
+    const auto mark = [&](int operand) {
+      if (operand >= 0 && !after[operand]) boundary[operand] = true;
+    };
+    for (size_t j = 0; j < n; ++j) {
+      if (after[j]) {
+        mark(ops[j].a);
+        mark(ops[j].b);
+      }
+    }
+    mark(static_cast<int>(n) - 1);  // the stored value
+    for (size_t j = 0; j < n; ++j) {
+      if (!boundary[j]) continue;
+      if (tiles[j].phase == Phase::kInvariant && ops[j].kind != BlockOpKind::kInput) return std::nullopt;
+      if (tiles[j].phase == Phase::kLoop) return std::nullopt;
+    }
+    SGraph g("candidate");
+    const Common c = DeclareCommon(g, m, /*split=*/true);
+    ExprContext& ctx = g.ctx();
+    // Partial tensors and the omaps that store them.
+    struct Partial {
+      int tensor = -1;
+      int64_t dim = 0;
+      std::array<int64_t, kNumGridAxes> omap{kR, kR, kR};
+      BlockOpKind combine = BlockOpKind::kAccSum;
+    };
+    std::vector<std::optional<Partial>> partial(n);
+    for (size_t j = 0; j < n; ++j) {
+      if (!boundary[j] || tiles[j].phase != Phase::kAfter) continue;
+      if (ops[j].kind == BlockOpKind::kAccOnlineSum || ops[j].kind == BlockOpKind::kAccOnlineMatMul) {
+        return std::nullopt;
+      }
+      const TileInfo& t = tiles[j];
+      Partial p;
+      for (int a = 0; a < m.axes; ++a) {
+        for (size_t d = 0; d < t.grid_split.size(); ++d) {
+          if (t.grid_split[d] & (1u << a)) p.omap[a] = static_cast<int64_t>(d);
+        }
+        if (p.omap[a] == kR) return std::nullopt;  // replicated along axis a: copies
+      }
+      int64_t free_dim = kR;
+      for (size_t d = 0; d < t.grid_split.size(); ++d) {
+        if (t.grid_split[d] == 0) free_dim = static_cast<int64_t>(d);
+      }
+      if (free_dim == kR) return std::nullopt;
+      p.dim = free_dim;
+      p.omap[m.axes] = free_dim;
+      p.combine = ops[j].kind == BlockOpKind::kAccMaxLast ? BlockOpKind::kAccMaxLast : BlockOpKind::kAccSum;
+      // The accumulator's whole tensor (its abstract value's shape), gs times along free_dim.
+      std::vector<Expr> shape;
+      for (size_t d = 0; d < values[j].shape.size(); ++d) {
+        const Expr e = ctx.Const(values[j].shape[d]);
+        shape.push_back(static_cast<int64_t>(d) == free_dim ? ctx.Mul(e, c.grid[m.axes]) : e);
+      }
+      p.tensor = g.AddTensor(absl::StrCat("P", j), DType::kF32, std::move(shape));
+      partial[j] = p;
+    }
+    // Kernel k0: every op but the after-loop ones; gs also splits the walked dims.
+    {
+      BlockGraphBuilder kb(g, c.grid, c.threads, c.forloop, c.stages);
+      std::vector<int> id(n, -1);
+      for (size_t j = 0; j < n; ++j) {
+        if (after[j]) continue;
+        const GenOp& op = ops[j];
+        const size_t i = static_cast<size_t>(op.count);
+        const bool in = op.kind == BlockOpKind::kInput;
+        std::array<int64_t, kNumGridAxes> imap{kR, kR, kR};
+        int64_t fmap = kR;
+        if (in) {
+          imap = m.imap[i];
+          fmap = m.fmap[i];
+          if (fmap != kR) imap[m.axes] = fmap;
+        }
+        id[j] = AddOp(kb, g, op, id, absl::StrCat("v", j), in ? c.tensors[i] : -1, imap, fmap);
+      }
+      for (size_t j = 0; j < n; ++j) {
+        if (partial[j]) kb.Output(id[j], partial[j]->tensor, partial[j]->omap);
+      }
+      std::move(kb).Finish("k0");
+    }
+    // Kernel k1: the partials' reduction and the after-loop ops.
+    {
+      std::array<Expr, kNumGridAxes> grid = c.grid;
+      grid[m.axes] = g.One();
+      BlockGraphBuilder kb(g, grid, c.threads, c.grid[m.axes], c.stages);
+      std::vector<int> id(n, -1);
+      for (size_t j = 0; j < n; ++j) {
+        if (partial[j]) {
+          std::array<int64_t, kNumGridAxes> imap = partial[j]->omap;
+          imap[m.axes] = kR;
+          const int in = kb.Input(absl::StrCat("p", j), partial[j]->tensor, imap, partial[j]->dim);
+          id[j] = kb.Accumulate(absl::StrCat("r", j), partial[j]->combine, in);
+        } else if (boundary[j]) {  // a loop-invariant input tile, loaded again
+          const size_t i = static_cast<size_t>(ops[j].count);
+          id[j] = kb.Input(absl::StrCat("v", j), c.tensors[i], m.imap[i], kR);
+        } else if (after[j]) {
+          id[j] = AddOp(kb, g, ops[j], id, absl::StrCat("v", j), -1, {kR, kR, kR}, kR);
+        }
+      }
+      kb.Output(id[n - 1], c.output, m.omap);
+      std::move(kb).Finish("k1");
+    }
+    return g;
+  }
+
+  absl::Status TryMaps(const std::vector<GenOp>& ops, const std::vector<Value>& values, const Maps& m) {
+    if (absl::Now() > deadline_) {
+      result_.budget_exhausted = true;
+      return absl::OkStatus();
+    }
+    const size_t inputs = program_.inputs().size();
+    bool any_loop = false;
+    for (size_t i = 0; i < inputs; ++i) any_loop = any_loop || m.fmap[i] != kR;
+    // Every axis must split some input (else its blocks store copies).
+    for (int a = 0; a < m.axes; ++a) {
+      bool splits = false;
+      for (size_t i = 0; i < inputs; ++i) splits = splits || m.imap[i][a] != kR;
+      if (!splits) return absl::OkStatus();
+    }
     // Canonical: without a forloop an accumulator is the identity, so the same family without
     // it is generated too.
     if (!any_loop) {
@@ -369,94 +866,199 @@ class Searcher {
         if (IsAccumulator(op.kind)) return absl::OkStatus();
       }
     }
-    SGraph g("candidate");
-    const auto param = [&](absl::string_view name, ParamRole role, absl::StatusOr<Domain> d) {
-      PRISM_CHECK(d.ok(), d.status().message());
-      absl::StatusOr<Expr> e = g.AddParam(name, role, *d);
-      PRISM_CHECK(e.ok(), e.status().message());
-      return *e;
-    };
-    const Expr gx = omap == kR ? g.One() : param("g", ParamRole::kGrid, Domain::DivisorsOf(out_shape[omap]));
-    const Expr f = any_loop ? param("F", ParamRole::kForloop, Domain::DivisorsOf(loop_gcd)) : g.One();
-    const Expr t = param("T", ParamRole::kThreads, Domain::Set({64, 128, 256, 512}));
-    const Expr st = any_loop ? param("S", ParamRole::kStages, Domain::Range(1, 4)) : g.One();
-    std::vector<int> tensors;
-    for (size_t i = 0; i < inputs; ++i) {
-      const Node& n = program_.node(program_.inputs()[i]);
-      tensors.push_back(g.AddInput(n.name, n.dtype, n.shape));
-    }
-    const Node& on = program_.node(program_.outputs()[0].tensor);
-    const int y = g.AddOutput(on.name, on.dtype, on.shape);
-    BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, f, st);
-    std::vector<int> id;
-    for (const GenOp& op : ops) {
-      const std::string name = absl::StrCat("v", id.size());
-      switch (op.kind) {
-        case BlockOpKind::kInput: {
-          const size_t i = static_cast<size_t>(op.count);
-          id.push_back(kb.Input(name, tensors[i], {digit[2 * i], kR, kR}, digit[2 * i + 1]));
-          break;
-        }
-        case BlockOpKind::kMatMul: id.push_back(kb.MatMul(name, id[op.a], id[op.b])); break;
-        case BlockOpKind::kUnary: id.push_back(kb.Unary(name, op.fn, id[op.a])); break;
-        case BlockOpKind::kBinary: id.push_back(kb.Binary(name, op.fn, id[op.a], id[op.b])); break;
-        case BlockOpKind::kReduce: id.push_back(kb.Reduce(name, op.fn, id[op.a], -1)); break;
-        case BlockOpKind::kRms: id.push_back(kb.Rms(name, id[op.a], -1)); break;
-        case BlockOpKind::kInvRms: id.push_back(kb.InvRms(name, id[op.a], g.Const(op.count))); break;
-        default: id.push_back(kb.Accumulate(name, op.kind, id[op.a])); break;
+    ++result_.funnel.map_validated;
+    SGraph g = BuildOneKernel(ops, m);
+    absl::StatusOr<SGraphAnalysis> info = Validate(g);
+    if (!info.ok()) return absl::OkStatus();
+    if (config_.max_kernels >= 2) {
+      if (std::optional<SGraph> split = BuildSplit(ops, values, m, *info)) {
+        ++result_.funnel.split_built;
+        if (Validate(*split).ok()) Queue(std::move(*split));
       }
     }
-    kb.Output(id.back(), y, {omap, kR, kR});
-    std::move(kb).Finish("k0");
-    if (!Validate(g).ok()) return absl::OkStatus();
-    if (!seen_.insert(g.StructuralHash()).second) return absl::OkStatus();
+    Queue(std::move(g));
+    return absl::OkStatus();
+  }
+
+  void Queue(SGraph g) {
+    if (!seen_.insert(g.StructuralHash()).second) return;
     ++result_.funnel.mapped;
-    // Prove (a fresh context: parameter domains differ between candidates).
-    ExprContext pctx;
-    PRISM_ASSIGN_OR_RETURN(equiv::RuleSet rules, equiv::LoadDefaultRules(pctx));
-    PRISM_ASSIGN_OR_RETURN(std::vector<equiv::ProveResult> proofs,
-                           equiv::ProveSGraph(pctx, g, program_, rules, equiv::SGraphProveOptions()));
-    if (proofs[0].verdict != equiv::Verdict::kProved) {
-      ++result_.funnel.unproved;
-      if (proofs[0].verdict == equiv::Verdict::kRefuted) ++result_.funnel.refuted;
-      return absl::OkStatus();
+    Candidate c;
+    c.graph = std::move(g);
+    candidates_.push_back(std::move(c));
+  }
+
+  // ---- proof, ranking and pruning (parallel, deterministic) ------------------------------------
+  struct Candidate {
+    SGraph graph;
+    std::optional<equiv::ProveResult> proof;  // output 0's; unset when the budget ran out first
+    absl::Status status;                      // an error of a worker
+    // After ranking (proved candidates):
+    std::unique_ptr<ExprContext> fctx;        // owns the family's expressions
+    std::optional<prune::Family> family;
+    double cost_us = -1;                      // best cost lower bound over the ranked instances
+    Assignment best;
+    std::optional<prune::Decision> decision;  // the deciding pruner verdict, if one was asked
+  };
+
+  int Workers(size_t jobs) const {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int t = config_.threads > 0 ? config_.threads : cores;
+    return static_cast<int>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(t), jobs)));
+  }
+
+  // Runs fn(worker_state, k) for k in [0, n) on Workers(n) threads; each thread first makes its
+  // own state with make() (e.g. a Pruner: one Z3 context per worker). Which thread runs which k
+  // does not matter to the result: every job writes only its own slot.
+  template <typename MakeState, typename Fn>
+  absl::Status ParallelFor(size_t n, MakeState make, Fn fn) {
+    if (n == 0) return absl::OkStatus();
+    const int threads = Workers(n);
+    std::atomic<size_t> next{0};
+    std::vector<absl::Status> errors(static_cast<size_t>(threads));
+    const auto work = [&](int w) {
+      auto state = make();
+      if (!state.ok()) {
+        errors[static_cast<size_t>(w)] = state.status();
+        return;
+      }
+      for (size_t k = next++; k < n; k = next++) fn(*state, k);
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (std::thread& t : pool) t.join();
+    for (const absl::Status& e : errors) PRISM_RETURN_IF_ERROR(e);
+    return absl::OkStatus();
+  }
+
+  absl::Status ProveAll() {
+    struct NoState {};
+    return ParallelFor(
+        candidates_.size(), [] { return absl::StatusOr<NoState>(NoState{}); },
+        [&](NoState&, size_t i) {
+          Candidate& c = candidates_[i];
+          if (absl::Now() > deadline_) return;
+          // A fresh context per candidate: parameter domains differ between candidates.
+          ExprContext pctx;
+          absl::StatusOr<equiv::RuleSet> rules = equiv::LoadDefaultRules(pctx);
+          if (!rules.ok()) {
+            c.status = rules.status();
+            return;
+          }
+          equiv::ProveOptions options = equiv::SGraphProveOptions();
+          options.random_test.max_ops = config_.refute_max_ops;
+          absl::StatusOr<std::vector<equiv::ProveResult>> proofs =
+              equiv::ProveSGraph(pctx, c.graph, program_, *rules, options);
+          if (!proofs.ok()) {
+            c.status = proofs.status();
+          } else {
+            c.proof = std::move((*proofs)[0]);
+          }
+        });
+  }
+
+  // Ranks every proved candidate by enumerating its instances (no incumbent), proves the ones
+  // with no feasible instance infeasible, takes the cheapest as the incumbent, then decides
+  // every family whose best instance is dearer than the incumbent against it (dominance).
+  // Families that tie with the incumbent survive. All Z3 work runs on one Pruner per worker;
+  // the incumbent is fixed before the dominance queries, so the result does not depend on
+  // scheduling.
+  absl::Status PruneAndRank() {
+    std::vector<size_t> proved;
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      Candidate& c = candidates_[i];
+      PRISM_RETURN_IF_ERROR(c.status);
+      if (!c.proof) {
+        result_.budget_exhausted = true;
+        continue;
+      }
+      if (c.proof->verdict != equiv::Verdict::kProved) {
+        ++result_.funnel.unproved;
+        if (c.proof->verdict == equiv::Verdict::kRefuted) ++result_.funnel.refuted;
+        continue;
+      }
+      ++result_.funnel.proved;
+      proved.push_back(i);
     }
-    ++result_.funnel.proved;
-    // Prune and rank.
-    ExprContext fctx;
-    PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(g, fctx));
-    if (config_.prune) {
-      PRISM_ASSIGN_OR_RETURN(prune::Decision d, pruner_->Decide(family, incumbent_));
-      if (d.prunes()) {
+    const auto make_pruner = [&] {
+      prune::PrunerOptions options;
+      options.brute_force_limit = config_.brute_force_limit;
+      return prune::Pruner::Create(target_, options);
+    };
+    PRISM_RETURN_IF_ERROR(ParallelFor(proved.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
+      Candidate& c = candidates_[proved[k]];
+      c.status = Rank(pruner, c);
+    }));
+    for (size_t i : proved) PRISM_RETURN_IF_ERROR(candidates_[i].status);
+    for (size_t i : proved) {
+      const Candidate& c = candidates_[i];
+      if (c.cost_us >= 0 && (!incumbent_ || c.cost_us < *incumbent_)) incumbent_ = c.cost_us;
+    }
+    // Dominance: a family is pruned only when Z3 proves that none of its instances beats the
+    // incumbent; a tie (within 1e-9 relative) is kept without asking.
+    std::vector<size_t> dearer;
+    if (config_.prune && incumbent_) {
+      for (size_t i : proved) {
+        const Candidate& c = candidates_[i];
+        if (c.cost_us > *incumbent_ * (1 + 1e-9)) dearer.push_back(i);
+      }
+    }
+    PRISM_RETURN_IF_ERROR(ParallelFor(dearer.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
+      Candidate& c = candidates_[dearer[k]];
+      absl::StatusOr<prune::Decision> d = pruner.Decide(*c.family, incumbent_);
+      if (d.ok()) {
+        c.decision = *std::move(d);
+      } else {
+        c.status = d.status();
+      }
+    }));
+    for (size_t i : proved) {
+      Candidate& c = candidates_[i];
+      PRISM_RETURN_IF_ERROR(c.status);
+      if (c.decision && c.decision->prunes()) {
         const std::vector<std::string>& rules_hit =
-            std::holds_alternative<prune::Infeasible>(d.result)
-                ? std::get<prune::Infeasible>(d.result).rules
-                : std::get<prune::Dominated>(d.result).rules;
+            std::holds_alternative<prune::Infeasible>(c.decision->result)
+                ? std::get<prune::Infeasible>(c.decision->result).rules
+                : std::get<prune::Dominated>(c.decision->result).rules;
         for (const std::string& r : rules_hit) ++result_.funnel.pruned_by_rule[r];
-        return absl::OkStatus();
+        continue;
       }
+      if (c.cost_us < 0) {
+        ++result_.funnel.pruned_by_rule["no_feasible_instance"];
+        continue;
+      }
+      FamilyResult fr;
+      fr.cost_us = c.cost_us;
+      fr.best = c.best;
+      fr.proof_steps = c.proof->proof->steps.size();
+      fr.kernels = static_cast<int>(c.graph.kernels().size());
+      fr.graph = std::make_unique<SGraph>(std::move(c.graph));
+      result_.families.push_back(std::move(fr));
     }
+    return absl::OkStatus();
+  }
+
+  // Builds c's family and finds its cheapest instance among the first instances_per_family
+  // feasible ones; with none (and pruning on), asks Z3 for the infeasibility proof.
+  absl::Status Rank(prune::Pruner& pruner, Candidate& c) const {
+    c.fctx = std::make_unique<ExprContext>();
+    PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(c.graph, *c.fctx));
+    c.family = std::move(family);
     PRISM_ASSIGN_OR_RETURN(std::vector<Assignment> instances,
-                           pruner_->EnumerateInstances(family, config_.prune ? incumbent_ : std::nullopt,
-                                                       config_.instances_per_family));
-    FamilyResult fr;
-    fr.cost_us = -1;
+                           pruner.EnumerateInstances(*c.family, std::nullopt, config_.instances_per_family));
     for (const Assignment& a : instances) {
-      PRISM_ASSIGN_OR_RETURN(prune::InstanceCheck c, pruner_->CheckInstance(family, a, std::nullopt));
-      if (!c.ok()) continue;
-      if (fr.cost_us < 0 || c.cost_lower_bound_us < fr.cost_us) {
-        fr.cost_us = c.cost_lower_bound_us;
-        fr.best = a;
+      PRISM_ASSIGN_OR_RETURN(prune::InstanceCheck check, pruner.CheckInstance(*c.family, a, std::nullopt));
+      if (!check.ok()) continue;
+      if (c.cost_us < 0 || check.cost_lower_bound_us < c.cost_us) {
+        c.cost_us = check.cost_lower_bound_us;
+        c.best = a;
       }
     }
-    if (fr.cost_us < 0) {
-      ++result_.funnel.pruned_by_rule["no_feasible_instance"];
-      return absl::OkStatus();
+    if (c.cost_us < 0 && config_.prune) {
+      PRISM_ASSIGN_OR_RETURN(prune::Decision d, pruner.Decide(*c.family, std::nullopt));
+      c.decision = std::move(d);
     }
-    if (!incumbent_ || fr.cost_us < *incumbent_) incumbent_ = fr.cost_us;
-    fr.proof_steps = proofs[0].proof->steps.size();
-    fr.graph = std::make_unique<SGraph>(std::move(g));
-    result_.families.push_back(std::move(fr));
     return absl::OkStatus();
   }
 
@@ -469,12 +1071,16 @@ class Searcher {
   std::unique_ptr<equiv::EGraph> graph_;
   std::unique_ptr<equiv::SubtermIndex> index_;
   EClassId root_;
-  prune::Pruner* pruner_ = nullptr;
   std::optional<double> incumbent_;
   bool matmul_ = false, sum_ = false, max_ = false, rms_ = false;
   std::set<OpKind> unary_, binary_;
   std::set<int64_t> counts_;
+  absl::flat_hash_map<EClassId, int> depth_;  // ComputeDepths
   absl::flat_hash_set<uint64_t> seen_;  // structural hashes of the mapped candidates
+  std::vector<std::string> canon_;        // Canonical() of each op of the current sequence
+  absl::flat_hash_set<size_t> states_seen_;  // hashes of the explored op sets
+  std::vector<DimClass> equal_;  // MapConstraints of the current structure
+  std::vector<Candidate> candidates_;                    // valid, distinct candidates, in order
   absl::flat_hash_set<std::string> structures_seen_;  // Canonical() of the complete structures
   SearchResult result_;
 };

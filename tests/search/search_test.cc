@@ -1,7 +1,8 @@
-// The one-kernel search (search.h) on reduced workloads: it finds the best-known one-kernel
-// structure without being told it (rmsnorm_linear: Σx² accumulated next to X·W, the division
-// after the loop), every family it returns is proved and emulates to the reference, the
-// funnel adds up, it is deterministic, and SMT pruning loses nothing under the ranking model.
+// The search (search.h): it finds the best-known structures without being told them
+// (rmsnorm_linear: Σx² accumulated next to X·W, the division after the loop; gqa: split-KV in
+// two kernels), every family it returns is proved and emulates to the reference, the funnel
+// adds up, the map prefilter and the worker count change nothing, it is deterministic, and SMT
+// pruning loses nothing under the ranking model.
 #include "prism/search/search.h"
 
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "prism/block/emulator.h"
 #include "prism/block/sgraph_printer.h"
 #include "prism/ir/interpreter.h"
+#include "prism/ir/workloads.h"
 #include "prism/smt/target.h"
 #include "testing/status_matchers.h"
 
@@ -100,9 +102,11 @@ TEST_F(SearchTest, FindsTheOneKernelRmsnormLinear) {
   const std::vector<Tensor> inputs = RandomInputs(p, /*seed=*/3);
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(p, inputs, EvalMode::kDevice));
   for (const FamilyResult& fam : r.families) {
-    ASSERT_OK_AND_ASSIGN(BlockProgram inst, Instantiate(*fam.graph, fam.best));
-    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> got, Emulate(inst, inputs));
-    EXPECT_TRUE(WithinDefaultTolerance(got[0], want[0])) << SGraphToString(*fam.graph);
+    absl::StatusOr<BlockProgram> inst = Instantiate(*fam.graph, fam.best);
+    ASSERT_TRUE(inst.ok()) << inst.status() << "\n" << SGraphToString(*fam.graph);
+    absl::StatusOr<std::vector<Tensor>> got = Emulate(*inst, inputs);
+    ASSERT_TRUE(got.ok()) << got.status() << "\n" << SGraphToString(*fam.graph);
+    EXPECT_TRUE(WithinDefaultTolerance((*got)[0], want[0])) << SGraphToString(*fam.graph);
   }
 }
 
@@ -132,13 +136,148 @@ TEST_F(SearchTest, PruningLosesNothing) {
   EXPECT_GE(b.families[0].cost_us, a.families[0].cost_us);
 }
 
+// Every family of `r` emulates to the reference interpreter at its preferred instance.
+void ExpectFamiliesEmulate(const Program& p, const SearchResult& r) {
+  const std::vector<Tensor> inputs = RandomInputs(p, /*seed=*/5);
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(p, inputs, EvalMode::kDevice));
+  for (const FamilyResult& fam : r.families) {
+    absl::StatusOr<BlockProgram> inst = Instantiate(*fam.graph, fam.best);
+    ASSERT_TRUE(inst.ok()) << inst.status() << "\n" << SGraphToString(*fam.graph);
+    absl::StatusOr<std::vector<Tensor>> got = Emulate(*inst, inputs);
+    ASSERT_TRUE(got.ok()) << got.status() << "\n" << SGraphToString(*fam.graph);
+    EXPECT_TRUE(WithinDefaultTolerance((*got)[0], want[0])) << SGraphToString(*fam.graph);
+  }
+}
+
+std::string Describe(const SearchResult& r) {
+  std::string s;
+  for (const FamilyResult& f : r.families) {
+    absl::StrAppend(&s, f.kernels, " kernel(s) ", f.cost_us, " us\n", SGraphToString(*f.graph));
+  }
+  return s;
+}
+
+TEST_F(SearchTest, FindsSplitKvAttentionAtWorkloadSize) {
+  // gqa at b = 1 (Q[2,256,64], Kt[2,64,4096], V[2,4096,64]): too few heads and query tiles to
+  // fill the GPU, so the cost model prefers splitting the KV length over a second grid axis.
+  ASSERT_OK_AND_ASSIGN(Program p, BuiltinWorkload("gqa", 1));
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, SearchConfig{}, target_));
+  EXPECT_FALSE(r.budget_exhausted);
+  ASSERT_FALSE(r.families.empty());
+  const SGraph& best = *r.families[0].graph;
+  ASSERT_EQ(best.kernels().size(), 2u) << Describe(r);
+  // Kernel 1 walks KV chunks and stores partials; kernel 2's forloop walks the partials.
+  const BlockGraph& k0 = best.kernels()[0].block();
+  const BlockGraph& k1 = best.kernels()[1].block();
+  EXPECT_EQ(best.ctx().ToString(k1.forloop), "gs");
+  int stores = 0;
+  for (const BlockOp& op : k0.ops) stores += op.kind == BlockOpKind::kOutput ? 1 : 0;
+  EXPECT_EQ(stores, 2) << SGraphToString(best);  // exp·V and Σexp partials
+  EXPECT_GT(r.families[0].proof_steps, 0u);
+}
+
+TEST_F(SearchTest, SplitFamiliesEmulateAtReducedSizes) {
+  // With pruning off every proved family survives, the split-KV ones included.
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture("gqa", fixtures::ReducedSizes("gqa")));
+  SearchConfig config;
+  config.prune = false;
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, config, target_));
+  int split = 0;
+  for (const FamilyResult& fam : r.families) split += fam.kernels == 2 ? 1 : 0;
+  EXPECT_GT(split, 0) << Describe(r);
+  EXPECT_EQ(r.funnel.proved, r.funnel.survivors + r.funnel.pruned_by_rule["no_feasible_instance"]);
+  ExpectFamiliesEmulate(f.program, r);
+}
+
+TEST_F(SearchTest, QknormAttentionFusesBothNorms) {
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("qknorm_gqa", fixtures::ReducedSizes("qknorm_gqa")));
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, SearchConfig{}, target_));
+  ASSERT_FALSE(r.families.empty());
+  EXPECT_THAT(OpsOf(*r.families[0].graph), HasSubstr("rms"));
+  ExpectFamiliesEmulate(f.program, r);
+}
+
+TEST_F(SearchTest, MapPrefilterChangesNothing) {
+  struct Case {
+    std::string name;
+    Program program;
+    int max_grid_dims;
+  };
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture gated,
+                       fixtures::MakeFixture("gated_mlp", fixtures::ReducedSizes("gated_mlp")));
+  std::vector<Case> cases;
+  cases.push_back({"rmsnorm_linear", RmsnormLinear(4, 128, 64), 2});
+  cases.push_back({"gated_mlp", std::move(gated.program), 1});
+  for (const Case& c : cases) {
+    SearchConfig on;
+    on.max_grid_dims = c.max_grid_dims;
+    SearchConfig off = on;
+    off.map_prefilter = false;
+    ASSERT_OK_AND_ASSIGN(SearchResult a, Search(c.program, on, target_));
+    ASSERT_OK_AND_ASSIGN(SearchResult b, Search(c.program, off, target_));
+    EXPECT_LT(a.funnel.map_validated, b.funnel.map_validated) << c.name;
+    EXPECT_EQ(a.funnel.mapped, b.funnel.mapped) << c.name;
+    EXPECT_EQ(a.funnel.proved, b.funnel.proved) << c.name;
+    ASSERT_EQ(a.families.size(), b.families.size()) << c.name;
+    for (size_t i = 0; i < a.families.size(); ++i) {
+      EXPECT_TRUE(*a.families[i].graph == *b.families[i].graph) << c.name << " #" << i;
+    }
+  }
+}
+
+TEST_F(SearchTest, WorkerCountChangesNothing) {
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture("gqa", fixtures::ReducedSizes("gqa")));
+  SearchConfig one;
+  one.threads = 1;
+  SearchConfig three;
+  three.threads = 3;
+  ASSERT_OK_AND_ASSIGN(SearchResult a, Search(f.program, one, target_));
+  ASSERT_OK_AND_ASSIGN(SearchResult b, Search(f.program, three, target_));
+  EXPECT_EQ(a.funnel.pruned_by_rule, b.funnel.pruned_by_rule);
+  EXPECT_EQ(a.funnel.proved, b.funnel.proved);
+  ASSERT_EQ(a.families.size(), b.families.size());
+  for (size_t i = 0; i < a.families.size(); ++i) {
+    EXPECT_TRUE(*a.families[i].graph == *b.families[i].graph) << i;
+    EXPECT_EQ(a.families[i].cost_us, b.families[i].cost_us) << i;
+    EXPECT_EQ(a.families[i].best, b.families[i].best) << i;
+  }
+}
+
+TEST_F(SearchTest, OneKernelConfigGeneratesNoSplits) {
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture("gqa", fixtures::ReducedSizes("gqa")));
+  SearchConfig config;
+  config.max_kernels = 1;
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, config, target_));
+  EXPECT_EQ(r.funnel.split_built, 0);
+  for (const FamilyResult& fam : r.families) EXPECT_EQ(fam.kernels, 1);
+}
+
 TEST_F(SearchTest, RejectsUnsupportedRequests) {
   const Program p = RmsnormLinear(4, 128, 64);
-  SearchConfig two;
-  two.max_kernels = 2;
-  EXPECT_THAT(Search(p, two, target_).status(),
+  struct Row {
+    SearchConfig config;
+    std::string message;
+  };
+  std::vector<Row> rows(3);
+  rows[0].config.max_kernels = 3;
+  rows[0].message = "max_kernels = 3: expected 1 (one block graph) or 2 (also the split-reduction forms)";
+  rows[1].config.max_kernels = 0;
+  rows[1].message = "max_kernels = 0: expected 1";
+  rows[2].config.max_grid_dims = 4;
+  rows[2].message = "max_grid_dims = 4: expected 0..3";
+  for (const Row& row : rows) {
+    EXPECT_THAT(Search(p, row.config, target_).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(row.message)));
+  }
+  ProgramBuilder pb;
+  TensorId x = pb.Input("X", DType::kF16, {4, 8});
+  pb.Output(pb.Unary(OpKind::kExp, x));
+  pb.Output(pb.Unary(OpKind::kNeg, x));
+  ASSERT_OK_AND_ASSIGN(Program two, std::move(pb).Build());
+  EXPECT_THAT(Search(two, SearchConfig{}, target_).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("max_kernels = 2: only one-kernel search is implemented")));
+                       HasSubstr("search supports programs with one output; this one has 2")));
 }
 
 }  // namespace

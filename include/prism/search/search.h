@@ -50,20 +50,39 @@
 namespace prism::search {
 
 struct SearchConfig {
-  int max_kernels = 1;          // only 1 is supported today (InvalidArgument otherwise)
-  int max_block_ops = 11;       // block ops per kernel, inputs and the output included
+  // 1: one block graph; 2: also the split-reduction form of each one-kernel candidate (a
+  // grid axis over the walked dims, partials reduced by a second kernel).
+  int max_kernels = 2;
+  int max_grid_dims = 2;        // grid axes of a one-kernel candidate (the split adds one)
+  int threads = 0;              // proving workers; 0 = one per core
+  int max_block_ops = 11;       // compute ops + accumulators per kernel (inputs and the store not counted)
   int max_accumulators = 3;     // forloop accumulators per kernel
   uint64_t seed = 1;            // reserved for randomized stages (none today)
   absl::Duration budget = absl::Seconds(30);  // wall clock; the search stops when spent
-  int instances_per_family = 8192;            // feasible instances ranked per family
+  int instances_per_family = 1 << 20;         // feasible instances ranked per family
   bool prune = true;                          // false: no SMT decisions (every family survives)
+  // Skip map combinations that violate a dimension equality of the structure (contraction and
+  // elementwise operands split alike) before building and validating them. Changes nothing
+  // but speed: only maps that Validate rejects are skipped (test MapPrefilterChangesNothing).
+  bool map_prefilter = true;
+  // Random testing of candidates that saturation does not prove is skipped when one
+  // evaluation would cost more operations than this (the candidate is then dropped as
+  // unproved instead of refuted: only the funnel's `refuted` count changes).
+  double refute_max_ops = 2e8;
+  // Ranking evaluates every assignment of a family concretely when its space has at most this
+  // many (else the pruner walks it with Z3 cutting infeasible subtrees).
+  int64_t brute_force_limit = int64_t{1} << 21;
 };
 
 struct Funnel {
   int64_t generated = 0;        // block-op sequences explored (partial structures)
   int64_t pruned_abstract = 0;  // ops rejected because their abstract expression is not in the target
+  int64_t revisited = 0;        // op sets reached again in another order (explored once)
+  int64_t pruned_bound = 0;     // partial structures that the ops left cannot complete
   int64_t structures = 0;       // complete structures (before maps)
-  int64_t mapped = 0;           // map combinations that Validate accepts
+  int64_t map_validated = 0;    // map choices consistent with the dimension equalities: built and validated
+  int64_t split_built = 0;      // split-reduction forms built from valid one-kernel candidates
+  int64_t mapped = 0;           // map combinations that Validate accepts (distinct candidates)
   int64_t proved = 0;           // mapped candidates proved equal to the Program
   int64_t unproved = 0;         // mapped candidates not proved (refuted or unknown)
   int64_t refuted = 0;          // of those, refuted by random testing (a counterexample)
@@ -83,6 +102,9 @@ struct SearchResult {
   Funnel funnel;
   std::vector<FamilyResult> families;  // survivors, best (lowest cost_us) first
   double elapsed_s = 0;
+  // Wall time of the stages: generation with map resolution, proving (parallel), pruning
+  // and ranking (sequential, in candidate order).
+  double generate_s = 0, prove_s = 0, prune_s = 0;
   bool budget_exhausted = false;
 };
 
