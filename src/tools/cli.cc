@@ -26,6 +26,7 @@ const Command kCommands[] = {
     {&PruneSpec, &RunPrune},
     {&CheckProofSpec, &RunCheckProof},
     {&RulesSpec, &RunRules},
+    {&SearchSpec, &RunSearch},
 };
 
 const Command* FindCommand(absl::string_view name) {

@@ -1,5 +1,5 @@
 // The subcommands of `prism`, one file each (check.cc, eval.cc, workload.cc, hw.cc,
-// prune_cmd.cc, check_proof.cc). The registry
+// prune_cmd.cc, check_proof.cc, rules_cmd.cc, search_cmd.cc). The registry
 // table in cli.cc lists them; see cli.h for the conventions every command follows.
 #ifndef PRISM_TOOLS_COMMANDS_H_
 #define PRISM_TOOLS_COMMANDS_H_
@@ -37,6 +37,11 @@ absl::Status RunCheckProof(const ParsedArgs& args, Io& io);
 // prism rules check [--rules DIR] [--rule NAME] [--json]
 const CommandSpec& RulesSpec();
 absl::Status RunRules(const ParsedArgs& args, Io& io);
+
+// prism search FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
+//   [--max-block-ops N] [--no-prune] [--top K] [--json]
+const CommandSpec& SearchSpec();
+absl::Status RunSearch(const ParsedArgs& args, Io& io);
 
 }  // namespace prism::cli
 

@@ -1,0 +1,114 @@
+// `prism search` in-process through RunCli: the text and JSON forms on small programs, and the
+// error paths by exact message.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tools/cli.h"
+
+namespace prism::cli {
+namespace {
+using ::testing::HasSubstr;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result RunPrism(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// A small rmsnorm_linear (the search over it takes well under a second).
+std::string SmallProgram() {
+  const std::string path = ::testing::TempDir() + "/search_small.prism";
+  std::ofstream(path) << "X = input f16[4, 128]\nW = input f16[128, 64]\n"
+                         "Y = matmul(rms_norm(X, -1), W)\noutput Y\n";
+  return path;
+}
+
+TEST(SearchCliTest, TextShowsTheFunnelAndTheBestFamily) {
+  const Result r = RunPrism({"search", SmallProgram(), "--top", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const char* s : {"funnel:", "generated", "pruned (abstract expression)", "maps validated",
+                        "proved", "survivors", "families (", "#1  1 kernel, cost lower bound",
+                        "acc_sumsq_last", "inv_rms"}) {
+    EXPECT_THAT(r.out, HasSubstr(s));
+  }
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("#2 ")));  // --top 1
+}
+
+TEST(SearchCliTest, JsonHasTheDocumentedFields) {
+  const Result r = RunPrism({"search", SmallProgram(), "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["elapsed_s"].is_number());
+  for (const char* k : {"generate", "prove", "prune"}) EXPECT_TRUE(j["stages_s"][k].is_number()) << k;
+  const nlohmann::json& f = j["funnel"];
+  for (const char* k : {"generated", "pruned_abstract", "structures", "map_validated", "mapped",
+                        "proved", "survivors"}) {
+    EXPECT_TRUE(f[k].is_number_integer()) << k;
+  }
+  EXPECT_TRUE(f["pruned_by_rule"].is_object());
+  ASSERT_TRUE(j["families"].is_array());
+  ASSERT_FALSE(j["families"].empty());
+  EXPECT_EQ(j["families"].size(), f["survivors"].get<size_t>());
+  double last = 0;
+  for (const nlohmann::json& fam : j["families"]) {
+    EXPECT_GE(fam["cost_us"].get<double>(), last);  // best first
+    last = fam["cost_us"].get<double>();
+    EXPECT_GE(fam["kernels"].get<int>(), 1);
+    ASSERT_TRUE(fam["params"].is_array());
+    for (const nlohmann::json& p : fam["params"]) {
+      EXPECT_TRUE(fam["assignment"].contains(p["name"].get<std::string>())) << p.dump();
+    }
+    EXPECT_EQ(fam["sgraph"]["format"], "prism.sgraph");
+  }
+}
+
+TEST(SearchCliTest, NoPruneKeepsAtLeastAsManyFamilies) {
+  const Result pruned = RunPrism({"search", SmallProgram(), "--json"});
+  const Result all = RunPrism({"search", SmallProgram(), "--json", "--no-prune"});
+  ASSERT_EQ(pruned.code, 0);
+  ASSERT_EQ(all.code, 0);
+  const nlohmann::json a = nlohmann::json::parse(pruned.out), b = nlohmann::json::parse(all.out);
+  EXPECT_GE(b["families"].size(), a["families"].size());
+  EXPECT_TRUE(b["funnel"]["pruned_by_rule"].empty() ||
+              b["funnel"]["pruned_by_rule"].contains("no_feasible_instance"));
+}
+
+TEST(SearchCliTest, Errors) {
+  struct Row {
+    std::vector<std::string> args;
+    std::string err;
+  };
+  const std::vector<Row> rows = {
+      {{"search"}, "prism: error: give exactly one of FILE or --workload"},
+      {{"search", "--workload", "gqa", "--target", "h300"},
+       "prism: error: unknown target 'h300'; known targets: a100_80gb, h100_sxm, h200, l40s, "
+       "rtx4090"},
+      {{"search", "--workload", "attention"}, "unknown workload 'attention'"},
+      {{"search", "--workload", "gqa", "--max-block-ops", "0"},
+       "prism: error: --max-block-ops expects an integer in 1..16, found '0'"},
+      {{"search", "--workload", "gqa", "--budget-s", "0"},
+       "prism: error: --budget-s expects an integer in 1..3600, found '0'"},
+      {{"search", "/nonexistent/x.prism"}, "prism: error: cannot open '/nonexistent/x.prism'"},
+  };
+  for (const Row& row : rows) {
+    const Result r = RunPrism(row.args);
+    EXPECT_EQ(r.code, 2) << testing::PrintToString(row.args) << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(row.err)) << testing::PrintToString(row.args);
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+}  // namespace
+}  // namespace prism::cli
