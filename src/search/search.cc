@@ -73,6 +73,7 @@ class Searcher {
 
   absl::StatusOr<SearchResult> Run() {
     const absl::Time start = absl::Now();
+    start_ = start;
     deadline_ = start + config_.budget;
     if (program_.outputs().size() != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -113,6 +114,7 @@ class Searcher {
                      [](const FamilyResult& x, const FamilyResult& y) { return x.cost_us < y.cost_us; });
     result_.funnel.survivors = static_cast<int64_t>(result_.families.size());
     result_.elapsed_s = absl::ToDoubleSeconds(absl::Now() - start);
+    Report("done", 0, 0, /*force=*/true);
     return std::move(result_);
   }
 
@@ -354,6 +356,23 @@ class Searcher {
     }
   }
 
+  // Reports progress when the interval has passed (or always, for `force`); calling thread only.
+  void Report(const char* stage, int64_t done = 0, int64_t total = 0, bool force = false) {
+    if (!config_.progress) return;
+    const absl::Time now = absl::Now();
+    if (!force && now < next_report_) return;
+    next_report_ = now + config_.progress_interval;
+    SearchProgress p;
+    p.stage = stage;
+    p.elapsed_s = absl::ToDoubleSeconds(now - start_);
+    p.generated = result_.funnel.generated;
+    p.structures = result_.funnel.structures;
+    p.candidates = static_cast<int64_t>(candidates_.size());
+    p.done = done;
+    p.total = total;
+    config_.progress(p);
+  }
+
   // Whether the current op set (canon_, as a set) was explored before; records it if not.
   bool StateSeen() {
     std::vector<absl::string_view> keys(canon_.begin(), canon_.end());
@@ -372,6 +391,7 @@ class Searcher {
     }
     for (const GenOp& op : Candidates(ops, values, accumulators)) {
       ++result_.funnel.generated;
+      if ((result_.funnel.generated & 1023) == 0) Report("generate");
       std::optional<Value> v = Abstract(op, values);
       if (!v) {
         ++result_.funnel.pruned_abstract;
@@ -911,10 +931,10 @@ class Searcher {
   // own state with make() (e.g. a Pruner: one Z3 context per worker). Which thread runs which k
   // does not matter to the result: every job writes only its own slot.
   template <typename MakeState, typename Fn>
-  absl::Status ParallelFor(size_t n, MakeState make, Fn fn) {
+  absl::Status ParallelFor(const char* stage, size_t n, MakeState make, Fn fn) {
     if (n == 0) return absl::OkStatus();
     const int threads = Workers(n);
-    std::atomic<size_t> next{0};
+    std::atomic<size_t> next{0}, finished{0};
     std::vector<absl::Status> errors(static_cast<size_t>(threads));
     const auto work = [&](int w) {
       auto state = make();
@@ -922,7 +942,11 @@ class Searcher {
         errors[static_cast<size_t>(w)] = state.status();
         return;
       }
-      for (size_t k = next++; k < n; k = next++) fn(*state, k);
+      for (size_t k = next++; k < n; k = next++) {
+        fn(*state, k);
+        ++finished;
+        if (w == 0) Report(stage, static_cast<int64_t>(finished), static_cast<int64_t>(n));
+      }
     };
     std::vector<std::thread> pool;
     for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
@@ -935,7 +959,7 @@ class Searcher {
   absl::Status ProveAll() {
     struct NoState {};
     return ParallelFor(
-        candidates_.size(), [] { return absl::StatusOr<NoState>(NoState{}); },
+        "prove", candidates_.size(), [] { return absl::StatusOr<NoState>(NoState{}); },
         [&](NoState&, size_t i) {
           Candidate& c = candidates_[i];
           if (absl::Now() > deadline_) return;
@@ -986,7 +1010,7 @@ class Searcher {
       options.brute_force_limit = config_.brute_force_limit;
       return prune::Pruner::Create(target_, options);
     };
-    PRISM_RETURN_IF_ERROR(ParallelFor(proved.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
+    PRISM_RETURN_IF_ERROR(ParallelFor("rank", proved.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
       Candidate& c = candidates_[proved[k]];
       c.status = Rank(pruner, c);
     }));
@@ -1004,7 +1028,7 @@ class Searcher {
         if (c.cost_us > *incumbent_ * (1 + 1e-9)) dearer.push_back(i);
       }
     }
-    PRISM_RETURN_IF_ERROR(ParallelFor(dearer.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
+    PRISM_RETURN_IF_ERROR(ParallelFor("prune", dearer.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
       Candidate& c = candidates_[dearer[k]];
       absl::StatusOr<prune::Decision> d = pruner.Decide(*c.family, incumbent_);
       if (d.ok()) {
@@ -1075,6 +1099,7 @@ class Searcher {
   bool matmul_ = false, sum_ = false, max_ = false, rms_ = false;
   std::set<OpKind> unary_, binary_;
   std::set<int64_t> counts_;
+  absl::Time start_, next_report_;
   absl::flat_hash_map<EClassId, int> depth_;  // ComputeDepths
   absl::flat_hash_set<uint64_t> seen_;  // structural hashes of the mapped candidates
   std::vector<std::string> canon_;        // Canonical() of each op of the current sequence

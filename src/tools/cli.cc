@@ -1,6 +1,9 @@
 #include "cli.h"
 
 #include <algorithm>
+#include <unistd.h>
+
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -144,7 +147,7 @@ int RunCli(absl::Span<const std::string> args, std::ostream& out, std::ostream& 
     out << HelpText(command->spec());
     return 0;
   }
-  Io io{out, err};
+  Io io{out, err, &err == &std::cerr && ::isatty(STDERR_FILENO) == 1};
   const absl::Status status = command->run(*parsed, io);
   if (!status.ok()) return ReportError(status, err);
   return 0;

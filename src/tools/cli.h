@@ -30,6 +30,8 @@ namespace prism::cli {
 struct Io {
   std::ostream& out;
   std::ostream& err;
+  // Whether `err` is an interactive terminal (then long commands draw a progress line there).
+  bool err_is_terminal = false;
 };
 
 // Runs one command. A non-OK status is printed by the dispatcher (the command prints nothing

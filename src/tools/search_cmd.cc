@@ -1,8 +1,12 @@
 // `prism search FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
-//  [--max-block-ops N] [--no-prune] [--top K] [--json]`: runs the two-level search
-// (search/search.h) and prints the surviving families best-first by the cost model, with the
-// funnel that led to them.
+//  [--max-block-ops N] [--max-kernels N] [--threads N] [--no-prune] [--verify] [--top K]
+//  [--json]`: runs the two-level search (search/search.h) and prints the surviving families
+// best-first by the cost model, with the funnel that led to them. On a terminal, a progress
+// line on stderr.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -13,6 +17,10 @@
 #include "format.h"
 #include "nlohmann/json.hpp"
 #include "prism/base/status.h"
+#include "prism/ir/interpreter.h"
+#include "prism/ir/tensor.h"
+#include "prism/block/block_instance.h"
+#include "prism/block/emulator.h"
 #include "prism/block/sgraph_json.h"
 #include "prism/block/sgraph_printer.h"
 #include "prism/search/search.h"
@@ -54,6 +62,43 @@ std::string AssignmentText(const SGraph& g, const Assignment& a) {
   return absl::StrJoin(parts, " ");
 }
 
+// One progress line (overwritten in place): stage, time, rates and counts.
+std::string ProgressLine(const search::SearchProgress& p) {
+  std::string s = absl::StrCat("\r\033[K[", p.stage, "] ", Significant(p.elapsed_s, 3), " s  ");
+  if (std::string_view(p.stage) == "generate") {
+    const double rate = p.elapsed_s > 0 ? static_cast<double>(p.generated) / p.elapsed_s : 0;
+    absl::StrAppend(&s, "states ", GroupDigits(static_cast<double>(p.generated)), " (",
+                    SiQuantity(rate, "/s"), ")  structures ", p.structures, "  candidates ",
+                    p.candidates);
+  } else {
+    absl::StrAppend(&s, p.done, "/", p.total, " families");
+  }
+  return s;
+}
+
+// Emulates the best family at its preferred instance on seeded inputs and compares it with
+// the reference interpreter (device mode). Internal error if they disagree.
+absl::StatusOr<nlohmann::ordered_json> VerifyBest(const Program& program,
+                                                  const search::FamilyResult& best, uint64_t seed) {
+  const std::vector<Tensor> inputs = RandomInputs(program, seed);
+  PRISM_ASSIGN_OR_RETURN(std::vector<Tensor> want, Evaluate(program, inputs, EvalMode::kDevice));
+  PRISM_ASSIGN_OR_RETURN(BlockProgram inst, Instantiate(*best.graph, best.best));
+  PRISM_ASSIGN_OR_RETURN(std::vector<Tensor> got, Emulate(inst, inputs));
+  const Tolerance tol = DefaultTolerance(want[0].dtype);
+  const double ratio = ReferenceToleranceRatio(got[0], want[0], tol);
+  const double rel = RelativeError(got[0], want[0]);
+  if (!(ratio <= 1)) {
+    return absl::InternalError(absl::StrCat(
+        "the best family disagrees with the reference interpreter on seed ", seed,
+        " (relative error ", rel, ", tolerance ratio ", ratio, "); please report this"));
+  }
+  nlohmann::ordered_json j;
+  j["seed"] = seed;
+  j["relative_error"] = rel;
+  j["tolerance_ratio"] = ratio;
+  return j;
+}
+
 }  // namespace
 
 const CommandSpec& SearchSpec() {
@@ -61,7 +106,8 @@ const CommandSpec& SearchSpec() {
     auto* s = new CommandSpec{
         .path = "search",
         .usage = "FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S] "
-                 "[--max-block-ops N] [--no-prune] [--top K] [--json]",
+                 "[--max-block-ops N] [--max-kernels N] [--threads N] [--no-prune] [--verify] "
+                 "[--seed S] [--top K] [--json]",
         .summary = "Search sGraph families for a program; print the survivors best-first.",
         .description =
             "Generates block-graph structures from the program's op vocabulary (every op's\n"
@@ -71,7 +117,11 @@ const CommandSpec& SearchSpec() {
             "funnel (generated, pruned_abstract, structures, mapped, proved, pruned_by_rule,\n"
             "survivors) and the surviving families, cheapest cost lower bound first, each with\n"
             "its parameters and the instance the cost model prefers.\n"
-            "Today's search covers one-kernel block graphs with a 1-D grid (docs/search.md).",
+            "Candidates are one block graph with up to two grid axes, and (with --max-kernels 2)\n"
+            "its split-reduction form: a grid axis over the forloop's dims and a second kernel\n"
+            "that reduces the partial results (split-K, split-KV). docs/search.md.\n"
+            "--verify emulates the best family at its preferred instance on the CPU and compares\n"
+            "it with the reference interpreter. On a terminal, progress goes to stderr.",
         .positional = "FILE",
         .max_positional = 1,
         .options = ProgramSourceOptions()};
@@ -81,7 +131,14 @@ const CommandSpec& SearchSpec() {
     s->options.push_back(IntOption("--max-block-ops", "N",
                                    "compute ops and accumulators per kernel (inputs and the store not counted)", 1, 16,
                                    "11"));
+    s->options.push_back(IntOption("--max-kernels", "N",
+                                   "1: one block graph; 2: also split-reduction forms", 1, 2, "2"));
+    s->options.push_back(IntOption("--threads", "N", "proving and pruning workers (0: one per core)",
+                                   0, 256, "0"));
     s->options.push_back(FlagOption("--no-prune", "keep every proved family (no SMT decisions)"));
+    s->options.push_back(FlagOption(
+        "--verify", "emulate the best family on seeded inputs and compare with the reference"));
+    s->options.push_back(IntOption("--seed", "S", "inputs of --verify", 0, INT64_MAX, "1"));
     s->options.push_back(IntOption("--top", "K", "families to print in text output", 1, 1000,
                                    absl::StrCat(kDefaultTop)));
     s->options.push_back(FlagOption("--json", "print one JSON object instead"));
@@ -98,8 +155,27 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
   config.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
   config.max_block_ops = static_cast<int>(args.Int("--max-block-ops").value_or(11));
   config.prune = !args.Flag("--no-prune");
+  config.max_kernels = static_cast<int>(args.Int("--max-kernels").value_or(2));
+  config.threads = static_cast<int>(args.Int("--threads").value_or(0));
+  if (io.err_is_terminal) {
+    config.progress = [&io](const search::SearchProgress& p) {
+      if (std::string_view(p.stage) == "done") {
+        io.err << "\r\033[K" << std::flush;
+      } else {
+        io.err << ProgressLine(p) << std::flush;
+      }
+    };
+  }
   PRISM_ASSIGN_OR_RETURN(search::SearchResult r, search::Search(loaded.program, config, target));
   const search::Funnel& f = r.funnel;
+  std::optional<nlohmann::ordered_json> verified;
+  if (args.Flag("--verify")) {
+    if (r.families.empty()) {
+      return absl::FailedPreconditionError("--verify: the search found no family to verify");
+    }
+    PRISM_ASSIGN_OR_RETURN(verified, VerifyBest(loaded.program, r.families[0],
+                                                static_cast<uint64_t>(args.Int("--seed").value_or(1))));
+  }
 
   if (args.Flag("--json")) {
     nlohmann::ordered_json j;
@@ -116,6 +192,7 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
                    {"proved", f.proved},         {"unproved", f.unproved},
                    {"refuted", f.refuted},       {"pruned_by_rule", by_rule},
                    {"survivors", f.survivors}};
+    if (verified) j["verified"] = *verified;
     j["families"] = nlohmann::ordered_json::array();
     for (const search::FamilyResult& fr : r.families) {
       j["families"].push_back({{"kernels", fr.kernels},
@@ -149,6 +226,11 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
   }
   rows.push_back({"survivors", GroupDigits(static_cast<double>(f.survivors))});
   absl::StrAppend(&text, "funnel:\n", AlignedTable(rows, 2), "\n");
+  if (verified) {
+    absl::StrAppend(&text, "verified: the best family on the CPU emulator matches the reference "
+                           "(seed ", (*verified)["seed"].get<uint64_t>(), ", relative error ",
+                    Significant((*verified)["relative_error"].get<double>(), 3), ")\n\n");
+  }
   const size_t top = static_cast<size_t>(args.Int("--top").value_or(kDefaultTop));
   const size_t shown = std::min(top, r.families.size());
   absl::StrAppend(&text, "families (", r.families.size(), ", best first",

@@ -74,6 +74,18 @@ TEST(SearchCliTest, JsonHasTheDocumentedFields) {
   }
 }
 
+TEST(SearchCliTest, VerifyEmulatesTheBestFamily) {
+  const Result text = RunPrism({"search", SmallProgram(), "--verify", "--seed", "7"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("verified: the best family on the CPU emulator matches the "
+                                  "reference (seed 7, relative error "));
+  const Result json = RunPrism({"search", SmallProgram(), "--verify", "--json", "--threads", "1"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["verified"]["seed"], 1);
+  EXPECT_LE(j["verified"]["tolerance_ratio"].get<double>(), 1.0);
+}
+
 TEST(SearchCliTest, NoPruneKeepsAtLeastAsManyFamilies) {
   const Result pruned = RunPrism({"search", SmallProgram(), "--json"});
   const Result all = RunPrism({"search", SmallProgram(), "--json", "--no-prune"});
@@ -101,6 +113,8 @@ TEST(SearchCliTest, Errors) {
       {{"search", "--workload", "gqa", "--budget-s", "0"},
        "prism: error: --budget-s expects an integer in 1..3600, found '0'"},
       {{"search", "/nonexistent/x.prism"}, "prism: error: cannot open '/nonexistent/x.prism'"},
+      {{"search", "--workload", "gqa", "--max-kernels", "3"},
+       "prism: error: --max-kernels expects an integer in 1..2, found '3'"},
   };
   for (const Row& row : rows) {
     const Result r = RunPrism(row.args);

@@ -35,6 +35,7 @@
 #define PRISM_SEARCH_SEARCH_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,17 @@
 #include "prism/smt/target.h"
 
 namespace prism::search {
+
+// A snapshot of a running search, for progress displays.
+struct SearchProgress {
+  const char* stage = "generate";  // "generate", "prove", "rank", "prune" or "done"
+  double elapsed_s = 0;
+  int64_t generated = 0;    // op sequences explored so far
+  int64_t structures = 0;
+  int64_t candidates = 0;   // valid, distinct mapped candidates so far
+  int64_t done = 0;         // prove / rank: jobs finished of `total`
+  int64_t total = 0;
+};
 
 struct SearchConfig {
   // 1: one block graph; 2: also the split-reduction form of each one-kernel candidate (a
@@ -72,6 +84,10 @@ struct SearchConfig {
   // Ranking evaluates every assignment of a family concretely when its space has at most this
   // many (else the pruner walks it with Z3 cutting infeasible subtrees).
   int64_t brute_force_limit = int64_t{1} << 21;
+  // Called from the calling thread about every progress_interval while the search runs, and
+  // once with stage "done". Must not call back into the search.
+  std::function<void(const SearchProgress&)> progress;
+  absl::Duration progress_interval = absl::Milliseconds(100);
 };
 
 struct Funnel {
