@@ -106,8 +106,8 @@ const CommandSpec& SearchSpec() {
     auto* s = new CommandSpec{
         .path = "search",
         .usage = "FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S] "
-                 "[--max-block-ops N] [--max-kernels N] [--threads N] [--no-prune] [--verify] "
-                 "[--seed S] [--top K] [--json]",
+                 "[--max-block-ops N] [--max-kernels N] [--threads N] [--no-prune] [--cache DIR] "
+                 "[--verify] [--seed S] [--top K] [--json]",
         .summary = "Search sGraph families for a program; print the survivors best-first.",
         .description =
             "Generates block-graph structures from the program's op vocabulary (every op's\n"
@@ -136,6 +136,9 @@ const CommandSpec& SearchSpec() {
     s->options.push_back(IntOption("--threads", "N", "proving and pruning workers (0: one per core)",
                                    0, 256, "0"));
     s->options.push_back(FlagOption("--no-prune", "keep every proved family (no SMT decisions)"));
+    s->options.push_back(StringOption(
+        "--cache", "DIR",
+        "reuse the structures found for this program at other sizes (and record them)"));
     s->options.push_back(FlagOption(
         "--verify", "emulate the best family on seeded inputs and compare with the reference"));
     s->options.push_back(IntOption("--seed", "S", "inputs of --verify", 0, INT64_MAX, "1"));
@@ -157,6 +160,11 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
   config.prune = !args.Flag("--no-prune");
   config.max_kernels = static_cast<int>(args.Int("--max-kernels").value_or(2));
   config.threads = static_cast<int>(args.Int("--threads").value_or(0));
+  std::optional<search::FamilyCache> cache;
+  if (std::optional<std::string> dir = args.String("--cache")) {
+    cache.emplace(*dir);
+    config.cache = &*cache;
+  }
   if (io.err_is_terminal) {
     config.progress = [&io](const search::SearchProgress& p) {
       if (std::string_view(p.stage) == "done") {
@@ -182,6 +190,7 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
     j["program"] = loaded.label;
     j["target"] = target.name;
     j["elapsed_s"] = r.elapsed_s;
+    j["cache_hit"] = r.cache_hit;
     j["stages_s"] = {{"generate", r.generate_s}, {"prove", r.prove_s}, {"prune", r.prune_s}};
     j["budget_exhausted"] = r.budget_exhausted;
     nlohmann::ordered_json by_rule = nlohmann::ordered_json::object();
@@ -209,6 +218,7 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
   std::string text = absl::StrCat("program  ", loaded.label, "\n", "target   ", target.name,
                                   "\n", "elapsed  ", Significant(r.elapsed_s, 3), " s",
                                   r.budget_exhausted ? " (budget exhausted: results partial)" : "",
+                                  r.cache_hit ? " (structures from the cache)" : "",
                                   " (generate ", Significant(r.generate_s, 3), " s, prove ",
                                   Significant(r.prove_s, 3), " s, prune ",
                                   Significant(r.prune_s, 3), " s)\n\n");

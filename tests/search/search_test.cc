@@ -4,8 +4,13 @@
 // adds up, the map prefilter and the worker count change nothing, it is deterministic, and SMT
 // pruning loses nothing under the ranking model.
 #include "prism/search/search.h"
+#include "prism/search/cache.h"
+
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -251,6 +256,59 @@ TEST_F(SearchTest, OneKernelConfigGeneratesNoSplits) {
   ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, config, target_));
   EXPECT_EQ(r.funnel.split_built, 0);
   for (const FamilyResult& fam : r.families) EXPECT_EQ(fam.kernels, 1);
+}
+
+TEST_F(SearchTest, CacheReusesStructuresAcrossSizes) {
+  const std::string dir = ::testing::TempDir() + "/prism_search_cache_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  const Program small = RmsnormLinear(4, 128, 64);
+  const Program large = RmsnormLinear(8, 256, 128);
+  FamilyCache cache(dir);
+  SearchConfig config;
+  config.cache = &cache;
+  ASSERT_OK_AND_ASSIGN(SearchResult first, Search(small, config, target_));
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_GT(first.funnel.generated, 0);
+  // Another size of the same structure: a hit, from memory and (a new cache object) from disk.
+  ASSERT_OK_AND_ASSIGN(SearchResult hit, Search(large, config, target_));
+  EXPECT_TRUE(hit.cache_hit);
+  EXPECT_EQ(hit.funnel.generated, 0);
+  FamilyCache reopened(dir);
+  config.cache = &reopened;
+  ASSERT_OK_AND_ASSIGN(SearchResult disk, Search(large, config, target_));
+  EXPECT_TRUE(disk.cache_hit);
+  // The same families as a search without the cache (for this program every structure that
+  // proves at one size proves at the other).
+  config.cache = nullptr;
+  ASSERT_OK_AND_ASSIGN(SearchResult fresh, Search(large, config, target_));
+  ASSERT_EQ(hit.families.size(), fresh.families.size()) << Describe(hit) << "\nvs\n" << Describe(fresh);
+  ASSERT_EQ(disk.families.size(), fresh.families.size());
+  for (size_t i = 0; i < fresh.families.size(); ++i) {
+    EXPECT_TRUE(*hit.families[i].graph == *fresh.families[i].graph) << i;
+    EXPECT_TRUE(*disk.families[i].graph == *fresh.families[i].graph) << i;
+    EXPECT_EQ(hit.families[i].cost_us, fresh.families[i].cost_us) << i;
+  }
+  ExpectFamiliesEmulate(large, hit);
+  // Another structure (gated_mlp) or another target misses; so does a corrupted file.
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture gated,
+                       fixtures::MakeFixture("gated_mlp", fixtures::ReducedSizes("gated_mlp")));
+  config.cache = &reopened;
+  SearchConfig one = config;
+  one.max_kernels = 1;
+  ASSERT_OK_AND_ASSIGN(SearchResult other, Search(gated.program, one, target_));
+  EXPECT_FALSE(other.cache_hit);
+  ASSERT_OK_AND_ASSIGN(Target a100, LoadTarget("a100_80gb"));
+  ASSERT_OK_AND_ASSIGN(SearchResult other_target, Search(large, config, a100));
+  EXPECT_FALSE(other_target.cache_hit);
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::ofstream(e.path()) << "{ not json";
+  }
+  FamilyCache corrupted(dir);
+  config.cache = &corrupted;
+  ASSERT_OK_AND_ASSIGN(SearchResult recovered, Search(large, config, target_));
+  EXPECT_FALSE(recovered.cache_hit);
+  EXPECT_EQ(recovered.families.size(), fresh.families.size());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(SearchTest, RejectsUnsupportedRequests) {

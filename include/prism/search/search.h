@@ -46,6 +46,7 @@
 #include "prism/block/sgraph.h"
 #include "prism/expr/eval.h"
 #include "prism/ir/program.h"
+#include "prism/search/cache.h"
 #include "prism/smt/target.h"
 
 namespace prism::search {
@@ -54,6 +55,9 @@ namespace prism::search {
 struct SearchProgress {
   const char* stage = "generate";  // "generate", "prove", "rank", "prune" or "done"
   double elapsed_s = 0;
+  // The candidates came from SearchConfig::cache (no target saturation, generation or map
+  // resolution ran; the funnel's generation counts are 0).
+  bool cache_hit = false;
   int64_t generated = 0;    // op sequences explored so far
   int64_t structures = 0;
   int64_t candidates = 0;   // valid, distinct mapped candidates so far
@@ -88,6 +92,10 @@ struct SearchConfig {
   // once with stage "done". Must not call back into the search.
   std::function<void(const SearchProgress&)> progress;
   absl::Duration progress_interval = absl::Milliseconds(100);
+  // Shape-independent reuse (cache.h): when set, a search whose Program structure, target and
+  // generation settings were searched before (at any sizes) rebuilds the recorded candidates
+  // instead of generating; a complete search records its proved candidates. Not owned.
+  FamilyCache* cache = nullptr;
 };
 
 struct Funnel {
@@ -118,6 +126,9 @@ struct SearchResult {
   Funnel funnel;
   std::vector<FamilyResult> families;  // survivors, best (lowest cost_us) first
   double elapsed_s = 0;
+  // The candidates came from SearchConfig::cache (no target saturation, generation or map
+  // resolution ran; the funnel's generation counts are 0).
+  bool cache_hit = false;
   // Wall time of the stages: generation with map resolution, proving (parallel), pruning
   // and ranking (sequential, in candidate order).
   double generate_s = 0, prove_s = 0, prune_s = 0;
