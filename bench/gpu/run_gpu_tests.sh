@@ -1,7 +1,7 @@
 #!/bin/bash
 # On the device: runs the `gpu`-labelled test binary built here and shipped in .carry/
-# (prepare with: cp build-cuda/tests/codegen/codegen_gpu_test .carry/bin/ and its Abseil
-# libraries, from `ldd`, into .carry/lib/). NVRTC comes from the device's CUDA toolkit.
+# (bench/gpu/prepare_carry.sh copies BUILD/tests/codegen/codegen_gpu_test to .carry/bin/ and
+# its Abseil libraries, from `ldd`, to .carry/lib/). NVRTC comes from the device's toolkit.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH=$PWD/.carry/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}

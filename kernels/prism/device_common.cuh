@@ -127,7 +127,26 @@ __device__ __forceinline__ float WarpSum(float v) {
   return v;
 }
 
+__device__ __forceinline__ float QuadMax(float v) {  // over the 4 lanes sharing lane/4
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+  return v;
+}
+
 // ---- elementwise (f32) -----------------------------------------------------------------------
+// 2^x by the SFU (ex2.approx.ftz: relative error about 2^-22; 2^-inf = +0). Used for the
+// scores of the attention template: exp(s - m) = Exp2(s·log2(e) - m·log2(e)).
+__device__ __forceinline__ float Exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// Two f32 values rounded to f16 (nearest even) and packed, lo in bits 0..15.
+__device__ __forceinline__ u32_t PackF16x2(float lo, float hi) {
+  u32_t r;  // cvt.rn.f16x2.f32 d, a, b puts a in the upper half
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
 __device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }
 __device__ __forceinline__ float Gelu(float x) {  // exact (erf) form
   return (0.5f * x) * (1.0f + erff(x * 0.70710678118654752f));

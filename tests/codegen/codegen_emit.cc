@@ -1,7 +1,8 @@
-// codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX]
+// codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX [TILES_PER_WARP [PIPELINE]]]
 // Instantiates a fixture (fixtures.h) at its WORKLOADS.md sizes for BATCH,
 // generates CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and
-// OUTDIR/host.h. Exit 1 with the status on error (Unimplemented included).
+// OUTDIR/host.h. TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
+// 1) attention_pipeline. Exit 1 with the status on error (Unimplemented included).
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -15,7 +16,9 @@
 int main(int argc, char** argv) {
   using namespace prism;
   if (argc < 5) {
-    std::fprintf(stderr, "usage: codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX]\n");
+    std::fprintf(stderr,
+                 "usage: codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX "
+                 "[TILES_PER_WARP [PIPELINE]]]\n");
     return 2;
   }
   int batch = 0;
@@ -40,6 +43,8 @@ int main(int argc, char** argv) {
   }
   codegen::CodegenOptions opts;
   if (argc > 5) opts.name_suffix = argv[5];
+  if (argc > 6 && !absl::SimpleAtoi(argv[6], &opts.attention_tiles_per_warp)) return 2;
+  if (argc > 7) opts.attention_pipeline = std::string(argv[7]) == "1";
   absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*p, opts);
   if (!code.ok()) {
     std::fprintf(stderr, "%s\n", code.status().ToString().c_str());

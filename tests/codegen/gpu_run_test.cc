@@ -88,6 +88,8 @@ struct GpuCase {
   const char* fixture;
   fixtures::Sizes sizes;
   Assignment assignment;
+  int tiles_per_warp = 0;  // CodegenOptions::attention_tiles_per_warp
+  bool pipeline = false;   // CodegenOptions::attention_pipeline
 };
 
 TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
@@ -122,26 +124,75 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}}},
                            GpuCase{"gated_mlp",
                                    {{"B", 1}, {"K", 1024}, {"N", 512}},
-                                   {{"g", 8}, {"h", 1}, {"F", 4}, {"T", 128}, {"S", 2}}}};
+                                   {{"g", 8}, {"h", 1}, {"F", 4}, {"T", 128}, {"S", 2}}},
+                           // Split-KV attention (partial_kv + combine). 2 row tiles, 4 warps:
+                           // 2 warps per tile along the 64-column chunk.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 32}, {"D", 64}, {"L", 512}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}},
+                           // Lq 24: m16 tiles padded; 2 heads per block, 8 warps, chunk 32.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 24}, {"D", 32}, {"L", 256}},
+                                   {{"gx", 1}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 256}, {"S", 3}}},
+                           // WORKLOADS.md head size, 2 tiles per warp, one stage.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 64}, {"S", 1}}},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 4}, {"Lq", 64}, {"D", 64}, {"L", 256}},
+                                   {{"gx", 2}, {"gy", 2}, {"gz", 2}, {"F", 2}, {"T", 64}, {"S", 1}}},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 8}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           // Two row tiles per warp sharing K/V fragments, 2 warps per pair.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   2},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 4}, {"Lq", 32}, {"D", 64}, {"L", 512}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 64}, {"S", 2}},
+                                   2},
+                           // Software-pipelined loop: 3 and 4 stages, one chunk (F = 1), two
+                           // tiles per warp, rms(V) double-buffered.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 2}, {"gz", 2}, {"F", 8}, {"T", 64}, {"S", 3}},
+                                   0, true},
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 512}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 8}, {"F", 1}, {"T", 128}, {"S", 4}},
+                                   2, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 2}, {"gz", 2}, {"F", 4}, {"T", 128}, {"S", 4}},
+                                   0, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 4}, {"Lq", 32}, {"D", 64}, {"L", 512}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 64}, {"S", 3}},
+                                   2, true}};
   for (const GpuCase& c : cases) {
     SCOPED_TRACE(c.fixture);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(c.fixture, c.sizes));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
-    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    CodegenOptions options;
+    options.attention_tiles_per_warp = c.tiles_per_warp;
+    options.attention_pipeline = c.pipeline;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, major * 10 + minor));
     void* module = nullptr;
     ASSERT_EQ(drv.cuModuleLoadData(&module, r.cubin.data()), 0);
 
     const std::vector<Tensor> inputs = RandomInputs(f.program, /*seed=*/7);
     ASSERT_OK_AND_ASSIGN(std::vector<Tensor> expected, Emulate(p, inputs));
-    // Device buffers for every kernel tensor; outputs poisoned (0xFF bytes =
-    // f16 NaN).
+    // Device buffers for every kernel tensor (f16 or f32 intermediates); outputs and
+    // intermediates poisoned (0xFF bytes = NaN in f16 and f32).
     std::vector<uint64_t> buf(p.tensors.size(), 0);
     for (size_t t = 0; t < p.tensors.size(); ++t) {
-      int64_t n = 1;
+      int64_t n = p.tensors[t].dtype == DType::kF32 ? 4 : 2;
       for (int64_t d : p.tensors[t].shape) n *= d;
-      ASSERT_EQ(drv.cuMemAlloc(&buf[t], n * 2), 0);
-      ASSERT_EQ(drv.cuMemsetD8(buf[t], 0xFF, n * 2), 0);
+      ASSERT_EQ(drv.cuMemAlloc(&buf[t], n), 0);
+      ASSERT_EQ(drv.cuMemsetD8(buf[t], 0xFF, n), 0);
     }
     for (size_t i = 0; i < p.inputs.size(); ++i) {
       std::vector<uint16_t> h;

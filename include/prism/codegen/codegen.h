@@ -1,39 +1,36 @@
-// CUDA code generation: a concrete block program (an instance of a validated
-// sGraph, block_instance.h) → self-contained CUDA C++ source, a launch
-// description (JSON) and a small C++ host wrapper header (DESIGN.md §6,
-// docs/codegen.md).
+// CUDA code generation: a concrete block program (an instance of a validated sGraph,
+// block_instance.h) → self-contained CUDA C++ source, a launch description (JSON) and a small
+// C++ host wrapper header (DESIGN.md §6, docs/codegen.md).
 //
-//   PRISM_ASSIGN_OR_RETURN(BlockProgram p, Instantiate(g, {{"g", 192}, {"F",
-//   32}, {"T", 128},
+//   PRISM_ASSIGN_OR_RETURN(BlockProgram p, Instantiate(g, {{"g", 192}, {"F", 32}, {"T", 128},
 //                                                          {"S", 3}}));
 //   PRISM_ASSIGN_OR_RETURN(GeneratedCode code, GenerateCuda(p));
-//   // code.source → kernel.cu, code.launch_json → launch.json,
-//   code.host_header → host.h
+//   // code.source → kernel.cu, code.launch_json → launch.json, code.host_header → host.h
 //
-// What is generated (one __global__ function per block-graph kernel, extern
-// "C", named `prism_<program>_<kernel><suffix>`), the "GEMM + epilogue"
-// template:
-//   - loop inputs (an fmap): rank-2 f16 tiles streamed through shared memory
-//   with 16-byte
-//     cp.async in an S-stage pipeline (S = the graph's stages), rows padded by
-//     16 bytes;
-//   - matmul of two loop-input tiles, closed by acc_sum: tensor cores (mma.sync
-//   m16n8k16,
-//     f16 → f32), M padded to a multiple of 16, warps split the K tile (and,
-//     when K is short, the N tile), partial sums combined through shared memory
-//     after the loop;
-//   - acc_sumsq_last(x) and acc_sum_last(square(x)) where x is a matmul's A
-//   tile: fused into the
-//     A-fragment loads (f32 squares), reduced by quad shuffles and shared
-//     memory;
-//   - after the loop: inv_rms, unary (exp silu gelu relu sqrt rsqrt square neg
-//   recip scale) and
-//     binary (add sub mul div, broadcasting [m,1]/[1,n]) ops, evaluated per
-//     output element in f32, then rounded to f16 and stored by `output`.
-// Anything else (library kernels, loop-invariant inputs, compute ops inside the
-// loop other than the fused square, reductions, rms, online accumulators,
-// after-loop matmuls, non-f16 tensors, rank ≠ 2 tiles) → Unimplemented naming
-// the kernel, op and what is missing; never wrong code. Output is
+// One __global__ function per block-graph kernel (extern "C", named
+// `prism_<program>_<kernel><suffix>`), from one of three templates, chosen per kernel:
+//   - GEMM + epilogue (a matmul, not exponentiated): rank-2 f16 loop tiles streamed through
+//     shared memory with 16-byte cp.async in an S-stage pipeline (rows padded by 16 bytes);
+//     matmul of two loop tiles closed by acc_sum on tensor cores (mma.sync m16n8k16, f16 →
+//     f32; M padded to 16, warps split K, and N when K is short); acc_sumsq_last(x) /
+//     acc_sum_last(square(x)) of a matmul's A tile fused into the A-fragment loads; after the
+//     loop inv_rms, unary (exp silu gelu relu sqrt rsqrt square neg recip scale) and binary
+//     (add sub mul div, broadcasting) ops per output element in f32, rounded to f16 at the
+//     store.
+//   - attention (a matmul S = Q·K whose result is exponentiated inside the loop: the
+//     split-KV partial kernel of gqa / qknorm_gqa): rank-3 [heads, rows, cols] f16 tiles,
+//     loop-invariant Q kept as mma fragments, K/V streamed through the cp.async ring; S and
+//     E·V on tensor cores with a running row maximum so that no f16 operand overflows (the
+//     stored acc_sum(E·V) and acc_sum_last(E) are the exact-exp block values up to f32
+//     rounding); rms(Q) / rms(V) over the last dim as row / column scales; f32 (or f16)
+//     partial-result outputs.
+//   - pointwise (no matmul: e.g. the combine kernel whose forloop walks partial-result
+//     groups): inputs (f16/f32, any rank), elementwise ops, inv_rms and acc_sum, one output
+//     element per thread, loads straight from global memory, sums in iteration order. Each
+//     graph block is launched as P thread blocks along z (LaunchConfig::grid = (gx, gy, gz·P)).
+// Anything else (library kernels, loop-invariant inputs outside attention, reductions, rms
+// outside attention, online accumulators, after-loop matmuls, bf16 tensors, ...) →
+// Unimplemented naming the kernel, op and what is missing; never wrong code. Output is
 // deterministic: the same program and options give byte-identical strings.
 #ifndef PRISM_CODEGEN_CODEGEN_H_
 #define PRISM_CODEGEN_CODEGEN_H_
@@ -55,12 +52,23 @@ struct CodegenOptions {
   // opt-in limit; sm_80: 163 KiB). An instance that needs more →
   // ResourceExhausted naming the kernel.
   int64_t max_dynamic_smem_bytes = 227 * 1024;
+  // Attention template (split-KV partial kernel): m16 row tiles per warp. 0 = auto (1 when
+  // the block has at least as many warps as row tiles, extra warps splitting the KV chunk's
+  // columns; else tiles / warps); 1 or 2 forces it (2: a warp's two tiles, of one head, share
+  // every K and V fragment it loads from shared memory: half the shared-memory traffic per
+  // mma, twice the accumulator registers). Instances the choice does not fit → Unimplemented.
+  int attention_tiles_per_warp = 0;
+  // Attention template: software-pipeline the forloop (S = Q·K of chunk i+1 is issued before
+  // the softmax and P·V of chunk i; 32·tiles-per-warp more registers). Needs stages ≥ 3 (else
+  // Unimplemented); with 3 stages only one chunk is in flight ahead of the compute.
+  bool attention_pipeline = false;
 };
 
 // How to launch one generated kernel.
 struct LaunchConfig {
   std::string kernel;    // the block graph's name ("k0")
   std::string function;  // the extern "C" __global__ name
+  // The launch grid: the graph's (gx, gy, gz), except for pointwise kernels (gx, gy, gz·P).
   std::array<int64_t, 3> grid = {1, 1, 1};
   int64_t threads = 0;             // blockDim.x (blockDim.y = blockDim.z = 1)
   int64_t dynamic_smem_bytes = 0;  // needs cudaFuncAttributeMaxDynamicSharedMemorySize > 48 KiB
@@ -86,7 +94,7 @@ struct GeneratedCode {
 
 // Generates code for every kernel of `program`. Unimplemented (see above),
 // ResourceExhausted (shared memory over options.max_dynamic_smem_bytes) or
-// InvalidArgument (a malformed program).
+// InvalidArgument (a malformed program, or options.attention_tiles_per_warp not 0, 1 or 2).
 absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
                                            const CodegenOptions& options = {});
 

@@ -1,0 +1,580 @@
+// The attention template (gen_util.h): the first kernel of a split-KV (flash-decoding)
+// sGraph, with the block semantics of the `gqa` / `qknorm_gqa` fixtures:
+//
+//   Qt  = input Q   [Gt, Mq, D]   loop-invariant           (optionally Qn = rms(Qt, last))
+//   Ktt = input Kt  [Gt, D, Lc]   forloop walks dim 2
+//   Vt  = input V   [Gt, Lc, Dv]  forloop walks dim 1      (optionally Vn = rms(Vt, last))
+//   S = matmul(Q, K);  E = exp(S);  N = acc_sum(matmul(E, V));  Dn = acc_sum_last(E)
+//   outputs: N, Dn (each any number of times, f32 or f16 tensors)
+//
+// Generated code (flash-attention-2 style, exact block semantics):
+//   - K and V tiles stream through an S-stage cp.async ring (rows padded by 16 bytes); the Q
+//     tile is copied once and kept as mma A fragments in registers.
+//   - each warp owns one m16 row tile of one head (tiles = Gt·⌈Mq/16⌉); extra warps split the
+//     chunk's Lc columns (ws splits), fewer warps take several tiles each;
+//   - S = Q·K on tensor cores (mma.sync m16n8k16, f32 accumulators);
+//   - E = exp(S) is never formed in f16: the warp keeps a running row maximum m and works with
+//     P = exp(S − m) ∈ (0, 1], rounded to f16 as the A operand of the second matmul, and
+//     rescales its f32 accumulators by exp(m_old − m) when m grows. After the loop it multiplies
+//     back by exp(m), so the stored N = Σ exp(S)·V and Dn = Σ exp(S) are the block op's values
+//     (f32 rounding aside) without overflowing f16 — exp(S) itself exceeds f16's range as soon
+//     as S > 11;
+//   - rms(Q, last) scales rows of S (S·inv_q, inv_q from the squares summed while the Q
+//     fragments are loaded); rms(V, last) scales P's columns (P·inv_v before rounding, inv_v per
+//     KV row, one extra barrier per iteration); Q and V stay exact f16 operands;
+//   - after the loop the warps' partial sums (ws > 1) are added through shared memory (aliasing
+//     the stages) and the block stores its tiles with coalesced stores;
+//   - options: attention_tiles_per_warp = 2 (a warp's two tiles share each K/V fragment),
+//     attention_pipeline (S of chunk i+1 issued before the softmax of chunk i; S ≥ 3).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gen_util.h"
+#include "prism/base/status.h"
+#include "prism/ir/program.h"
+
+namespace prism::codegen::internal {
+namespace {
+
+constexpr int64_t kPad = 8;  // f16 elements (16 bytes) of padding per shared row
+
+class AttentionGen {
+ public:
+  AttentionGen(const BlockProgram& p, int kernel, const CodegenOptions& options)
+      : p_(p), k_(p.kernels[kernel].block()), kname_(p.kernels[kernel].name), options_(options) {}
+
+  absl::StatusOr<LaunchConfig> Generate(std::string& source);
+
+ private:
+  absl::Status Err(int op, absl::string_view what) const { return OpError(kname_, k_, op, what); }
+  absl::Status KernelErr(absl::string_view what) const {
+    return absl::UnimplementedError(absl::StrCat("codegen: kernel ", kname_, ": ", what));
+  }
+  absl::Status Analyze();
+  // Pointer to head h's [rows, cols] slice of a rank-3 input tile (global memory).
+  std::string SlicePtr(int op, const std::string& h, bool with_loop) const;
+
+  const BlockProgram& p_;
+  const ConcreteBlockGraph& k_;
+  std::string kname_;
+  const CodegenOptions& options_;
+
+  int q_ = -1, k_in_ = -1, v_ = -1;  // input ops
+  int rms_q_ = -1, rms_v_ = -1;      // rms ops (or -1)
+  int s_ = -1, e_ = -1, ev_ = -1;    // S = Q·K, E = exp(S), EV = E·V
+  std::vector<int> num_accs_, den_accs_;
+  std::vector<int> outputs_;
+  int64_t gt_ = 0, mq_ = 0, d_ = 0, lc_ = 0, dv_ = 0;
+  int warps_ = 0, mph_ = 0, tiles_ = 0, groups_ = 0, ws_ = 1, tpw_ = 1;
+  int64_t lw_ = 0;
+  bool pipeline_ = false;  // CodegenOptions::attention_pipeline
+};
+
+absl::Status AttentionGen::Analyze() {
+  if (k_.threads % 32 != 0 || k_.threads < 32 || k_.threads > 1024) {
+    return KernelErr(
+        absl::StrCat("threads ", k_.threads, " is not a multiple of 32 in [32, 1024]"));
+  }
+  warps_ = static_cast<int>(k_.threads / 32);
+  const int n = static_cast<int>(k_.ops.size());
+  std::vector<int> uses(n, 0);
+  for (const ConcreteBlockOp& op : k_.ops) {
+    for (int o : op.operands) ++uses[o];
+  }
+  // The S = Q·K matmul whose result is exponentiated.
+  for (int i = 0; i < n; ++i) {
+    const ConcreteBlockOp& op = k_.ops[i];
+    if (op.kind == BlockOpKind::kUnary && op.fn == OpKind::kExp && op.phase == Phase::kLoop &&
+        k_.ops[op.operands[0]].kind == BlockOpKind::kMatMul) {
+      if (e_ != -1) return Err(i, "the attention template takes one exponentiated score tile");
+      e_ = i;
+      s_ = op.operands[0];
+    }
+  }
+  if (e_ == -1) return KernelErr("no exp(matmul) inside the forloop (not an attention kernel)");
+  if (uses[s_] != 1) return Err(s_, "the score tile may only be exponentiated");
+  auto unwrap_rms = [&](int x, int& rms) -> int {
+    if (k_.ops[x].kind == BlockOpKind::kRms) {
+      rms = x;
+      return k_.ops[x].operands[0];
+    }
+    return x;
+  };
+  q_ = unwrap_rms(k_.ops[s_].operands[0], rms_q_);
+  k_in_ = k_.ops[s_].operands[1];
+  for (int i = 0; i < n; ++i) {
+    const ConcreteBlockOp& op = k_.ops[i];
+    switch (op.kind) {
+      case BlockOpKind::kInput:
+      case BlockOpKind::kRms:
+      case BlockOpKind::kOutput:
+        break;
+      case BlockOpKind::kMatMul:
+        if (i == s_) break;
+        if (op.operands[0] != e_ || ev_ != -1) {
+          return Err(i, "the attention template takes S = Q·K and one E·V matmul, E = exp(S)");
+        }
+        ev_ = i;
+        v_ = unwrap_rms(op.operands[1], rms_v_);
+        break;
+      case BlockOpKind::kUnary:
+        if (i != e_) return Err(i, "elementwise ops other than exp(S) are not supported here");
+        break;
+      case BlockOpKind::kAccSum:
+        if (op.operands[0] != ev_) return Err(i, "acc_sum is supported only of E·V");
+        num_accs_.push_back(i);
+        break;
+      case BlockOpKind::kAccSumLast:
+        if (op.operands[0] != e_) return Err(i, "acc_sum_last is supported only of E = exp(S)");
+        den_accs_.push_back(i);
+        break;
+      default:
+        return Err(i, "this block op is not supported by the attention template");
+    }
+  }
+  if (ev_ == -1) return Err(e_, "exp(S) must feed a matmul E·V");
+  if (uses[ev_] != static_cast<int>(num_accs_.size())) {
+    return Err(ev_, "E·V may only be accumulated by acc_sum");
+  }
+  for (int i = 0; i < n; ++i) {
+    const ConcreteBlockOp& op = k_.ops[i];
+    if (op.kind == BlockOpKind::kInput) {
+      if (i != q_ && i != k_in_ && i != v_) return Err(i, "unexpected input for attention");
+      const ConcreteTensor& t = p_.tensors[op.tensor];
+      if (t.dtype != DType::kF16) return Err(i, "only f16 input tensors are supported");
+      if (t.shape.size() != 3 || op.tile.size() != 3) {
+        return Err(i, "the attention template takes rank-3 [heads, rows, cols] tiles");
+      }
+      if (op.walks_groups) return Err(i, "forloops over partial-result groups are not supported");
+      if (op.tile[2] % 8 != 0 || t.shape[2] % 8 != 0) {
+        return Err(i, "tile rows must be whole 16-byte chunks (columns a multiple of 8)");
+      }
+    }
+    if (op.kind == BlockOpKind::kRms) {
+      if (i != rms_q_ && i != rms_v_) return Err(i, "rms is supported only of the Q or V tile");
+      if (op.dim != static_cast<int>(op.tile.size()) - 1) {
+        return Err(i, "rms is supported only over the last dim");
+      }
+      if (uses[i] != 1) return Err(i, "the rms tile may only feed its matmul");
+    }
+    if (op.kind == BlockOpKind::kOutput) {
+      const int x = op.operands[0];
+      const bool ok = std::count(num_accs_.begin(), num_accs_.end(), x) > 0 ||
+                      std::count(den_accs_.begin(), den_accs_.end(), x) > 0;
+      if (!ok) return Err(i, "the attention template stores only acc_sum(E·V) and acc_sum_last(E)");
+      const ConcreteTensor& t = p_.tensors[op.tensor];
+      if (t.dtype != DType::kF16 && t.dtype != DType::kF32) {
+        return Err(i, "only f16 and f32 outputs are supported");
+      }
+      if (t.shape.size() != 3 || op.tile.size() != 3) return Err(i, "only rank-3 tiles");
+      outputs_.push_back(i);
+    }
+  }
+  if (outputs_.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("codegen: kernel ", kname_, " has no output"));
+  }
+  const ConcreteBlockOp& q = k_.ops[q_];
+  const ConcreteBlockOp& kk = k_.ops[k_in_];
+  const ConcreteBlockOp& v = k_.ops[v_];
+  if (q.kind != BlockOpKind::kInput || q.phase != Phase::kInvariant) {
+    return Err(s_, "the Q operand must be a loop-invariant input tile (or its rms)");
+  }
+  if (kk.kind != BlockOpKind::kInput || kk.phase != Phase::kLoop) {
+    return Err(s_, "the K operand must be a loop input tile");
+  }
+  if (v.kind != BlockOpKind::kInput || v.phase != Phase::kLoop) {
+    return Err(ev_, "the V operand must be a loop input tile (or its rms)");
+  }
+  if (q.tile[0] != kk.tile[0] || q.tile[0] != v.tile[0]) {
+    return Err(s_, "Q, K and V tiles must hold the same heads (no batch broadcast)");
+  }
+  gt_ = q.tile[0];
+  mq_ = q.tile[1];
+  d_ = q.tile[2];
+  lc_ = kk.tile[2];
+  dv_ = v.tile[2];
+  if (d_ % 16 != 0) return Err(s_, "the contraction (head) dim must be a multiple of 16");
+  if (dv_ % 16 != 0) return Err(ev_, "the V tile's columns must be a multiple of 16");
+  mph_ = static_cast<int>((mq_ + 15) / 16);
+  tiles_ = static_cast<int>(gt_) * mph_;
+  // Row tiles per warp: 1 by default when there are at least as many warps as tiles (extra
+  // warps split the chunk's columns), else tiles / warps; options can ask for 2 (the warp's
+  // two tiles share every K and V fragment loaded from shared memory).
+  const int want = options_.attention_tiles_per_warp;
+  if (want != 0 && want != 1 && want != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("codegen: attention_tiles_per_warp is ", want, ", expected 0 (auto), 1 or 2"));
+  }
+  tpw_ = want != 0 ? want : (warps_ >= tiles_ ? 1 : tiles_ / warps_);
+  if (tpw_ > 2 || tiles_ % tpw_ != 0 || (tpw_ > 1 && mph_ % tpw_ != 0)) {
+    return KernelErr(absl::StrCat(tiles_, " m16 row tiles (", mph_, " per head) over ", warps_,
+                                  " warps: expected 1 or 2 tiles of one head per warp"));
+  }
+  groups_ = tiles_ / tpw_;
+  if (warps_ % groups_ != 0) {
+    return KernelErr(absl::StrCat(warps_, " warps do not divide evenly over ", groups_,
+                                  " groups of ", tpw_, " m16 row tile(s)"));
+  }
+  ws_ = warps_ / groups_;
+  pipeline_ = options_.attention_pipeline;
+  if (pipeline_ && k_.stages < 3) {
+    return KernelErr(
+        absl::StrCat("the software-pipelined attention loop needs at least 3 "
+                     "stages, found ",
+                     k_.stages));
+  }
+  lw_ = lc_ / ws_;
+  if (lc_ % ws_ != 0 || lw_ % 16 != 0) {
+    return Err(s_, absl::StrCat("the KV chunk (", lc_, " columns) split over ", ws_,
+                                " warps must give multiples of 16 columns"));
+  }
+  return absl::OkStatus();
+}
+
+std::string AttentionGen::SlicePtr(int i, const std::string& h, bool with_loop) const {
+  const ConcreteBlockOp& op = k_.ops[i];
+  const ConcreteTensor& t = p_.tensors[op.tensor];
+  return absl::StrCat(ParamName(p_, op.tensor), " + ((", TileOrigin(k_, i, 0, with_loop), " + ", h,
+                      ") * ", t.shape[1], "LL + ", TileOrigin(k_, i, 1, with_loop), ") * ",
+                      t.shape[2], "LL + ", TileOrigin(k_, i, 2, with_loop));
+}
+
+absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
+  PRISM_RETURN_IF_ERROR(Analyze());
+  LaunchConfig launch;
+  launch.kernel = kname_;
+  launch.function =
+      absl::StrCat("prism_", Ident(p_.name), "_", Ident(kname_), options_.name_suffix);
+  launch.grid = k_.grid;
+  launch.threads = k_.threads;
+  std::string params;
+  PRISM_RETURN_IF_ERROR(KernelParams(p_, k_, kname_, launch, params));
+
+  const int64_t stages = std::max<int64_t>(1, k_.stages);
+  const int64_t qpitch = d_ + kPad, kpitch = lc_ + kPad, vpitch = dv_ + kPad;
+  const int64_t q_bytes = gt_ * mq_ * qpitch * 2;
+  const int64_t vinv_off = q_bytes;
+  const int64_t vinv_bytes = rms_v_ >= 0 ? (pipeline_ ? 2 : 1) * gt_ * lc_ * 4 : 0;
+  const int64_t stage_off = vinv_off + vinv_bytes;
+  const int64_t k_head = d_ * kpitch * 2, v_head = lc_ * vpitch * 2;
+  const int64_t v_off = gt_ * k_head;
+  launch.stage_bytes = gt_ * (k_head + v_head);
+  const int64_t rows = static_cast<int64_t>(tiles_) * 16;
+  const int64_t red_l_off = ws_ * rows * dv_ * 4;
+  launch.reduction_bytes = red_l_off + ws_ * rows * 4;
+  launch.dynamic_smem_bytes =
+      stage_off + std::max(stages * launch.stage_bytes, launch.reduction_bytes);
+  if (launch.dynamic_smem_bytes > options_.max_dynamic_smem_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("codegen: kernel ", kname_, " needs ", launch.dynamic_smem_bytes,
+                     " bytes of shared memory (Q tile ", q_bytes, " B, ", stages, " stages of ",
+                     launch.stage_bytes, " B, reduction buffer ", launch.reduction_bytes,
+                     " B), over the limit of ", options_.max_dynamic_smem_bytes));
+  }
+  const int64_t nl = lw_ / 8;  // n8 score tiles per warp
+  launch.accumulator_regs = tpw_ * (dv_ / 8 * 4 + 4 + nl * 4 * (pipeline_ ? 2 : 1));
+
+  const ConcreteTensor& kt = p_.tensors[k_.ops[k_in_].tensor];
+  const ConcreteTensor& vt = p_.tensors[k_.ops[v_].tensor];
+  const ConcreteTensor& qt = p_.tensors[k_.ops[q_].tensor];
+  std::string s;
+  absl::StrAppend(&s, "// kernel ", kname_, ": grid (", k_.grid[0], ", ", k_.grid[1], ", ",
+                  k_.grid[2], "), ", k_.threads, " threads, forloop ", k_.forloop, ", ", stages,
+                  " stage(s); attention template: ", gt_, " head(s) x ", mq_, " rows, D ", d_,
+                  ", KV chunk ", lc_, ", Dv ", dv_, "; ", tiles_, " m16 tile(s), ", tpw_,
+                  " per warp, ", ws_, " warp(s) per tile along the chunk",
+                  rms_q_ >= 0 ? "; rms(Q) as row scale" : "",
+                  rms_v_ >= 0 ? "; rms(V) as P column scale" : "", "\n");
+  // Occupancy: with one row tile per warp and at most 32 score columns per warp the live
+  // state fits in 128 registers without spills (NVRTC 13, sm_80/sm_90; 64 columns spill), so
+  // ask for 65536 / (T · 128) resident blocks (16 warps per SM); else leave it to ptxas.
+  const int64_t min_blocks = tpw_ == 1 && lw_ <= 32 ? std::max<int64_t>(1, 512 / k_.threads) : 1;
+  absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ", ",
+                  min_blocks, ") ", launch.function, "(", params, ") {\n");
+  absl::StrAppend(&s, "  using namespace prism_dev;\n");
+  absl::StrAppend(&s, "  extern __shared__ __align__(16) unsigned char smem[];\n");
+  absl::StrAppend(&s, "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n");
+  absl::StrAppend(&s, "  const int g = lane >> 2, t4 = lane & 3;\n");
+  absl::StrAppend(&s, "  constexpr float kLog2e = 1.4426950408889634f;\n");
+  absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
+  absl::StrAppend(&s, "  f16_t* qs = reinterpret_cast<f16_t*>(smem);\n");
+  if (rms_v_ >= 0) {
+    absl::StrAppend(&s, "  float* vinv = reinterpret_cast<float*>(smem + ", vinv_off,
+                    ");  // rms(V) factor per KV row of the current chunk\n");
+  }
+  // Q tile, once (its own cp.async group, committed before the K/V prologue).
+  absl::StrAppend(&s, "#pragma unroll 1\n  for (int h = 0; h < ", gt_, "; ++h) {  // ",
+                  OpLabel(k_, q_), "\n");
+  absl::StrAppend(&s, "    LoadTileAsync<", mq_, ", ", d_, ", ", k_.threads, ">(qs + h * ",
+                  mq_ * qpitch, ", ", qpitch, ", ", SlicePtr(q_, "h", false), ", ", qt.shape[2],
+                  "LL, tid);\n  }\n  CpAsyncCommit();\n");
+  // K/V stage loads.
+  absl::StrAppend(&s, "  auto load_stage = [&](int it, int stage) {\n");
+  absl::StrAppend(&s, "    unsigned char* base = smem + ", stage_off, " + stage * ",
+                  launch.stage_bytes, ";\n");
+  absl::StrAppend(&s, "#pragma unroll 1\n    for (int h = 0; h < ", gt_, "; ++h) {\n");
+  absl::StrAppend(&s, "      LoadTileAsync<", d_, ", ", lc_, ", ", k_.threads,
+                  ">(reinterpret_cast<f16_t*>(base + h * ", k_head, "), ", kpitch, ", ",
+                  SlicePtr(k_in_, "h", true), ", ", kt.shape[2], "LL, tid);  // ",
+                  OpLabel(k_, k_in_), "\n");
+  absl::StrAppend(&s, "      LoadTileAsync<", lc_, ", ", dv_, ", ", k_.threads,
+                  ">(reinterpret_cast<f16_t*>(base + ", v_off, " + h * ", v_head, "), ", vpitch,
+                  ", ", SlicePtr(v_, "h", true), ", ", vt.shape[2], "LL, tid);  // ",
+                  OpLabel(k_, v_), "\n");
+  absl::StrAppend(&s, "    }\n  };\n");
+  // Warp → (tile, column split).
+  absl::StrAppend(&s, "  const int grp = warp % ", groups_, ", kv = warp / ", groups_,
+                  ";  // row tiles grp·", tpw_, " + tp, one head\n");
+  absl::StrAppend(&s, "  const int tile0 = grp * ", tpw_, ", wh = tile0 / ", mph_,
+                  ";  // wh: the warp's head\n");
+  absl::StrAppend(&s, "  const int col0 = kv * ", lw_, ";  // this warp's columns of the chunk\n");
+  absl::StrAppend(&s, "  u32_t qf[", tpw_, "][", d_ / 16, "][4];  // Q A fragments\n");
+  absl::StrAppend(&s, "  float o[", tpw_, "][", dv_ / 8,
+                  "][4] = {};  // Σ P·V (scaled by exp(-m))\n");
+  absl::StrAppend(&s, "  float m_lo[", tpw_, "], m_hi[", tpw_, "], l_lo[", tpw_, "] = {}, l_hi[",
+                  tpw_, "] = {};  // running row max, Σ P\n");
+  absl::StrAppend(&s, "  float qsc_lo[", tpw_, "], qsc_hi[", tpw_,
+                  "];  // log2(e) · rms(Q) row factor\n");
+  absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_,
+                  "; ++tp) { m_lo[tp] = m_hi[tp] = -__int_as_float(0x7f800000); qsc_lo[tp] = "
+                  "qsc_hi[tp] = kLog2e; }\n");
+  // Pieces of the loop body (emitted once or twice below).
+  // Q fragments and rms(Q)'s row factors, once the Q group has landed.
+  std::string qfrag;
+  absl::StrAppend(&qfrag, "#pragma unroll\n      for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
+  absl::StrAppend(&qfrag, "        const int m0 = ((tile0 + tp) % ", mph_, ") * 16;\n");
+  absl::StrAppend(&qfrag, "        float ssl = 0.f, ssh = 0.f;\n");
+  absl::StrAppend(&qfrag, "#pragma unroll\n        for (int kc = 0; kc < ", d_ / 16,
+                  "; ++kc) LoadAFragment<", rms_q_ >= 0 ? "true" : "false",
+                  ">(qf[tp][kc], qs + wh * ", mq_ * qpitch, ", ", qpitch, ", ", mq_,
+                  ", m0, kc * 16, lane, ssl, ssh);\n");
+  if (rms_q_ >= 0) {
+    const ConcreteBlockOp& r = k_.ops[rms_q_];
+    absl::StrAppend(&qfrag, "        // ", OpLabel(k_, rms_q_),
+                    ": S rows scaled by 1/sqrt(mean(q²) + eps)\n");
+    absl::StrAppend(&qfrag, "        qsc_lo[tp] = kLog2e / sqrtf(QuadSum(ssl) / ",
+                    FloatLit(static_cast<double>(d_)), " + ", FloatLit(r.eps), ");\n");
+    absl::StrAppend(&qfrag, "        qsc_hi[tp] = kLog2e / sqrtf(QuadSum(ssh) / ",
+                    FloatLit(static_cast<double>(d_)), " + ", FloatLit(r.eps), ");\n");
+  } else {
+    absl::StrAppend(&qfrag, "        (void)ssl; (void)ssh;\n");
+  }
+  absl::StrAppend(&qfrag, "      }\n");
+  // rms(V)'s factor per KV row of the stage at `b` into `dst`: one thread per V row, 16-byte
+  // reads, conflict-free with the padded pitch.
+  auto vinv_code = [&](const std::string& b, const std::string& dst) {
+    std::string c;
+    if (rms_v_ < 0) return c;
+    const ConcreteBlockOp& r = k_.ops[rms_v_];
+    absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_), ": per-row factor, one thread per V row\n");
+    absl::StrAppend(&c, "    for (int r = tid; r < ", gt_ * lc_, "; r += ", k_.threads, ") {\n");
+    absl::StrAppend(&c, "      const f16_t* row = reinterpret_cast<const f16_t*>(", b, " + ", v_off,
+                    ") + (r / ", lc_, ") * ", lc_ * vpitch, " + (r % ", lc_, ") * ", vpitch,
+                    ";\n      float ss = 0.f;\n");
+    absl::StrAppend(
+        &c, "#pragma unroll\n      for (int c = 0; c < ", dv_,
+        "; c += 8) {\n        const uint4 w = *reinterpret_cast<const uint4*>(row + c);\n"
+        "        const u32_t ws4[4] = {w.x, w.y, w.z, w.w};\n"
+        "#pragma unroll\n        for (int j = 0; j < 4; ++j) {\n"
+        "          const float a = F16ToF32(ws4[j] & 0xffff), b = F16ToF32(ws4[j] >> 16);\n"
+        "          ss = fmaf(a, a, ss);\n          ss = fmaf(b, b, ss);\n        }\n      }\n");
+    absl::StrAppend(&c, "      ", dst, "[r] = 1.0f / sqrtf(ss / ",
+                    FloatLit(static_cast<double>(dv_)), " + ", FloatLit(r.eps), ");\n    }\n");
+    return c;
+  };
+  // S = Q·K of the stage at `b` into the new array `sc` (each K fragment loaded once for the
+  // warp's tiles).
+  auto qk_code = [&](const std::string& sc, const std::string& b) {
+    std::string c;
+    absl::StrAppend(&c, "    float ", sc, "[", tpw_, "][", nl, "][4] = {};  // ", OpLabel(k_, s_),
+                    "\n");
+    absl::StrAppend(&c, "    {\n    const f16_t* ks = reinterpret_cast<const f16_t*>(", b,
+                    " + wh * ", k_head, ");\n");
+    absl::StrAppend(&c, "#pragma unroll\n    for (int kc = 0; kc < ", d_ / 16,
+                    "; ++kc) {\n#pragma unroll\n      for (int np = 0; np < ", nl / 2,
+                    "; ++np) {\n        u32_t b4[4];\n        LoadBFragmentX4(b4, ks, ", kpitch,
+                    ", kc * 16, col0 + np * 16, lane);\n"
+                    "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};\n"
+                    "#pragma unroll\n        for (int tp = 0; tp < ",
+                    tpw_, "; ++tp) {\n          MmaM16N8K16(", sc,
+                    "[tp][2 * np], qf[tp][kc], b0);\n", "          MmaM16N8K16(", sc,
+                    "[tp][2 * np + 1], qf[tp][kc], b1);\n"
+                    "        }\n      }\n    }\n    }\n");
+    return c;
+  };
+  // Running max, P = exp(S − m) and P·V for the stage at `b` (rms(V) factors at `vinv_row`).
+  auto softmax_pv_code = [&](const std::string& sc, const std::string& b,
+                             const std::string& vinv_row) {
+    std::string c;
+    absl::StrAppend(&c, "    {\n    const f16_t* vs = reinterpret_cast<const f16_t*>(", b, " + ",
+                    v_off, " + wh * ", v_head, ");\n");
+    absl::StrAppend(&c, "    u32_t pf[", tpw_, "][", nl, "][2];  // ", OpLabel(k_, e_),
+                    " / exp(m), f16\n");
+    absl::StrAppend(&c, "#pragma unroll\n    for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
+    // Row max of this chunk (of the scaled scores), merged with the running max.
+    absl::StrAppend(&c, "      float mx_lo = -__int_as_float(0x7f800000), mx_hi = mx_lo;\n");
+    absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", nl,
+                    "; ++j) {\n        mx_lo = fmaxf(mx_lo, fmaxf(", sc, "[tp][j][0], ", sc,
+                    "[tp][j][1]));\n        mx_hi = fmaxf(mx_hi, fmaxf(", sc, "[tp][j][2], ", sc,
+                    "[tp][j][3]));\n      }\n");
+    absl::StrAppend(
+        &c,
+        "      // m in log2 units: m = max(m_old, log2(e)·scale·max_j s)\n"
+        "      const float mn_lo = fmaxf(m_lo[tp], QuadMax(mx_lo) * qsc_lo[tp]);\n"
+        "      const float mn_hi = fmaxf(m_hi[tp], QuadMax(mx_hi) * qsc_hi[tp]);\n"
+        "      const float a_lo = Exp2(m_lo[tp] - mn_lo), a_hi = Exp2(m_hi[tp] - mn_hi);\n"
+        "      m_lo[tp] = mn_lo;\n      m_hi[tp] = mn_hi;\n"
+        "      l_lo[tp] *= a_lo;\n      l_hi[tp] *= a_hi;\n");
+    absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", dv_ / 8,
+                    "; ++j) {\n        o[tp][j][0] *= a_lo; o[tp][j][1] *= a_lo;\n"
+                    "        o[tp][j][2] *= a_hi; o[tp][j][3] *= a_hi;\n      }\n");
+    // P = exp(S - m) → f16 A fragments; Dn sums the unrounded P.
+    absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", nl, "; ++j) {\n");
+    absl::StrAppend(
+        &c, "        const float p0 = Exp2(fmaf(", sc, "[tp][j][0], qsc_lo[tp], -mn_lo));\n",
+        "        const float p1 = Exp2(fmaf(", sc, "[tp][j][1], qsc_lo[tp], -mn_lo));\n",
+        "        const float p2 = Exp2(fmaf(", sc, "[tp][j][2], qsc_hi[tp], -mn_hi));\n",
+        "        const float p3 = Exp2(fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mn_hi));\n",
+        "        l_lo[tp] += p0 + p1;\n        l_hi[tp] += p2 + p3;\n");
+    if (rms_v_ >= 0) {
+      absl::StrAppend(&c, "        // ", OpLabel(k_, rms_v_),
+                      ": E·rms(V) = (E·diag(inv_v))·V\n"
+                      "        const float2 iv = *reinterpret_cast<const float2*>(",
+                      vinv_row, " + wh * ", lc_, " + col0 + j * 8 + 2 * t4);\n",
+                      "        pf[tp][j][0] = PackF16x2(p0 * iv.x, p1 * iv.y);\n"
+                      "        pf[tp][j][1] = PackF16x2(p2 * iv.x, p3 * iv.y);\n");
+    } else {
+      absl::StrAppend(&c,
+                      "        pf[tp][j][0] = PackF16x2(p0, p1);\n"
+                      "        pf[tp][j][1] = PackF16x2(p2, p3);\n");
+    }
+    absl::StrAppend(&c, "      }\n    }\n");
+    absl::StrAppend(&c, "#pragma unroll\n    for (int kc = 0; kc < ", lw_ / 16, "; ++kc) {  // ",
+                    OpLabel(k_, ev_), "\n");
+    absl::StrAppend(&c, "#pragma unroll\n      for (int np = 0; np < ", dv_ / 16,
+                    "; ++np) {\n        u32_t b4[4];\n        LoadBFragmentX4(b4, vs, ", vpitch,
+                    ", col0 + kc * 16, np * 16, lane);\n"
+                    "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};\n"
+                    "#pragma unroll\n        for (int tp = 0; tp < ",
+                    tpw_,
+                    "; ++tp) {\n"
+                    "          const u32_t a[4] = {pf[tp][2 * kc][0], pf[tp][2 * kc][1], "
+                    "pf[tp][2 * kc + 1][0], pf[tp][2 * kc + 1][1]};\n"
+                    "          MmaM16N8K16(o[tp][2 * np], a, b0);\n"
+                    "          MmaM16N8K16(o[tp][2 * np + 1], a, b1);\n"
+                    "        }\n      }\n    }\n    }\n");
+    return c;
+  };
+  const std::string stage_base =
+      absl::StrCat("smem + ", stage_off, " + (it % kStages) * ", launch.stage_bytes);
+  // Prologue.
+  absl::StrAppend(&s,
+                  "#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n"
+                  "    if (st < kF) load_stage(st, st);\n    CpAsyncCommit();\n  }\n");
+  if (pipeline_) {
+    // Software pipelined: S for chunk it+1 is issued before the softmax and P·V of chunk it
+    // (independent work for the tensor cores while the SFU computes the exps). At iteration it
+    // stages it and it+1 must have landed, and stage it−1 (read last in iteration it−1) is
+    // refilled: S ≥ 3. rms(V)'s factors are double-buffered, so no second barrier.
+    absl::StrAppend(&s, "  CpAsyncWait<kStages - 2>();\n  __syncthreads();\n  {\n");
+    absl::StrAppend(&s, qfrag);
+    absl::StrAppend(&s, "  }\n");
+    absl::StrAppend(&s, "  {\n    const unsigned char* nb = smem + ", stage_off, ";\n",
+                    vinv_code("nb", "vinv"), "  }\n");
+    absl::StrAppend(&s, qk_code("sc", absl::StrCat("smem + ", stage_off)));
+    absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
+    absl::StrAppend(&s, "    CpAsyncWait<kStages - 3>();\n    __syncthreads();\n");
+    absl::StrAppend(&s,
+                    "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + "
+                    "kStages - 1) % kStages);\n    CpAsyncCommit();\n");
+    absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
+    absl::StrAppend(&s, "    const unsigned char* nb = smem + ", stage_off,
+                    " + ((it + 1) % kStages) * ", launch.stage_bytes,
+                    ";  // chunk it+1 (unused data after the last chunk)\n");
+    absl::StrAppend(&s, vinv_code("nb", absl::StrCat("(vinv + ((it + 1) & 1) * ", gt_ * lc_, ")")));
+    absl::StrAppend(&s, qk_code("sn", "nb"));
+    absl::StrAppend(
+        &s, softmax_pv_code("sc", "base", absl::StrCat("(vinv + (it & 1) * ", gt_ * lc_, ")")));
+    absl::StrAppend(&s, "#pragma unroll\n    for (int tp = 0; tp < ", tpw_,
+                    "; ++tp)\n#pragma unroll\n    for (int j = 0; j < ", nl,
+                    "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) sc[tp][j][e] = "
+                    "sn[tp][j][e];\n");
+    absl::StrAppend(&s, "  }\n");
+  } else {
+    absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
+    if (stages == 1) {
+      absl::StrAppend(&s,
+                      "    load_stage(it, 0);\n    CpAsyncCommit();\n    "
+                      "CpAsyncWait<0>();\n    __syncthreads();\n");
+    } else {
+      absl::StrAppend(&s, "    CpAsyncWait<kStages - 2>();\n    __syncthreads();\n");
+      absl::StrAppend(&s,
+                      "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + "
+                      "kStages - 1) % kStages);\n    CpAsyncCommit();\n");
+    }
+    absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
+    absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
+    if (rms_v_ >= 0) absl::StrAppend(&s, vinv_code("base", "vinv"), "    __syncthreads();\n");
+    absl::StrAppend(&s, qk_code("sc", "base"));
+    absl::StrAppend(&s, softmax_pv_code("sc", "base", "vinv"));
+    absl::StrAppend(&s, stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
+  }
+  // Partial sums × exp(m) into shared memory (aliasing the stages), then coalesced stores.
+  absl::StrAppend(&s, "  CpAsyncWait<0>();\n  __syncthreads();\n");
+  absl::StrAppend(&s, "  float* red = reinterpret_cast<float*>(smem + ", stage_off,
+                  ");  // [ws][tiles·16][Dv]\n");
+  absl::StrAppend(&s, "  float* redl = red + ", ws_ * rows * dv_, ";  // [ws][tiles·16]\n");
+  absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
+  absl::StrAppend(&s, "    const int r_lo = kv * ", rows,
+                  " + (tile0 + tp) * 16 + g, r_hi = r_lo + 8;\n");
+  absl::StrAppend(&s, "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n");
+  absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
+                  "; ++j) {\n      const int c = j * 8 + 2 * t4;\n");
+  absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r_lo * ", dv_,
+                  " + c) = make_float2(o[tp][j][0] * e_lo, o[tp][j][1] * e_lo);\n");
+  absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r_hi * ", dv_,
+                  " + c) = make_float2(o[tp][j][2] * e_hi, o[tp][j][3] * e_hi);\n    }\n");
+  absl::StrAppend(
+      &s,
+      "    const float sl = QuadSum(l_lo[tp]) * e_lo, sh = QuadSum(l_hi[tp]) * e_hi;\n"
+      "    if (t4 == 0) { redl[r_lo] = sl; redl[r_hi] = sh; }\n  }\n  __syncthreads();\n");
+  for (int out : outputs_) {
+    const ConcreteBlockOp& op = k_.ops[out];
+    const ConcreteTensor& t = p_.tensors[op.tensor];
+    const bool num = std::count(num_accs_.begin(), num_accs_.end(), op.operands[0]) > 0;
+    const int64_t cols = num ? dv_ : 1;
+    const std::string store = ParamName(p_, op.tensor);
+    absl::StrAppend(&s, "  // ", OpLabel(k_, out), " → ", t.name, " (", OpLabel(k_, op.operands[0]),
+                    ")\n");
+    absl::StrAppend(&s, "  for (int e = tid; e < ", gt_ * mq_ * cols, "; e += ", k_.threads,
+                    ") {\n");
+    absl::StrAppend(&s, "    const int h = e / ", mq_ * cols, ", r = (e / ", cols, ") % ", mq_,
+                    ", c = e % ", cols, ";\n    (void)c;\n");
+    absl::StrAppend(&s, "    const int pr = h * ", mph_ * 16, " + r;\n    float v = 0.f;\n");
+    absl::StrAppend(&s, "#pragma unroll\n    for (int w = 0; w < ", ws_, "; ++w) v += ",
+                    num ? absl::StrCat("red[(w * ", rows, " + pr) * ", dv_, " + c]")
+                        : absl::StrCat("redl[w * ", rows, " + pr]"),
+                    ";\n");
+    absl::StrAppend(&s, "    ", store, "[((", TileOrigin(k_, out, 0, false), " + h) * ", t.shape[1],
+                    "LL + ", TileOrigin(k_, out, 1, false), " + r) * ", t.shape[2], "LL + ",
+                    TileOrigin(k_, out, 2, false),
+                    " + c] = ", t.dtype == DType::kF16 ? "F32ToF16(v)" : "v", ";\n  }\n");
+  }
+  absl::StrAppend(&s, "}\n");
+  source += s;
+  return launch;
+}
+
+}  // namespace
+
+absl::StatusOr<LaunchConfig> GenerateAttentionKernel(const BlockProgram& p, int kernel,
+                                                     const CodegenOptions& options,
+                                                     std::string& source) {
+  AttentionGen gen(p, kernel, options);
+  return gen.Generate(source);
+}
+
+}  // namespace prism::codegen::internal
