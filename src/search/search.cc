@@ -119,7 +119,7 @@ class Searcher {
     result_.prove_s = absl::ToDoubleSeconds(proved - generated);
     result_.prune_s = absl::ToDoubleSeconds(absl::Now() - proved);
     std::stable_sort(result_.families.begin(), result_.families.end(),
-                     [](const FamilyResult& x, const FamilyResult& y) { return x.cost_us < y.cost_us; });
+                     [](const FamilyResult& x, const FamilyResult& y) { return x.rank_us < y.rank_us; });
     result_.funnel.survivors = static_cast<int64_t>(result_.families.size());
     result_.elapsed_s = absl::ToDoubleSeconds(absl::Now() - start);
     Report("done", 0, 0, /*force=*/true);
@@ -1237,17 +1237,20 @@ class Searcher {
       c.status = Rank(pruner, c);
     }));
     for (size_t i : proved) PRISM_RETURN_IF_ERROR(candidates_[i].status);
+    // The incumbent: the ranking model's estimate of the best family (RankUs, at least its
+    // lower bound). Dominance: a family is pruned only when Z3 proves that no instance's lower
+    // bound is below the incumbent, so the family the ranking puts first always survives.
+    // Families whose best instance's lower bound is already below it cannot be dominated
+    // and are not asked about.
     for (size_t i : proved) {
       const Candidate& c = candidates_[i];
-      if (c.cost_us >= 0 && (!incumbent_ || c.cost_us < *incumbent_)) incumbent_ = c.cost_us;
+      if (c.cost_us >= 0 && (!incumbent_ || RankUs(c) < *incumbent_)) incumbent_ = RankUs(c);
     }
-    // Dominance: a family is pruned only when Z3 proves that none of its instances beats the
-    // incumbent; a tie (within 1e-9 relative) is kept without asking.
     std::vector<size_t> dearer;
     if (config_.prune && incumbent_) {
       for (size_t i : proved) {
         const Candidate& c = candidates_[i];
-        if (c.cost_us > *incumbent_ * (1 + 1e-9)) dearer.push_back(i);
+        if (c.cost_us >= *incumbent_) dearer.push_back(i);
       }
     }
     PRISM_RETURN_IF_ERROR(ParallelFor("prune", dearer.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
@@ -1276,6 +1279,7 @@ class Searcher {
       }
       FamilyResult fr;
       fr.cost_us = c.cost_us;
+      fr.rank_us = RankUs(c);
       fr.best = c.best;
       fr.proof_steps = c.proof->proof->steps.size();
       fr.kernels = static_cast<int>(c.graph.kernels().size());
@@ -1283,6 +1287,15 @@ class Searcher {
       result_.families.push_back(std::move(fr));
     }
     return absl::OkStatus();
+  }
+
+  // The ranking model (DESIGN.md §5: calibrated, unlike the dominance bound): the lower bound
+  // with each kernel's launch at the target's measured typical overhead instead of the
+  // dominance floor. The instance it prefers is the lower bound's (the term is constant per
+  // family).
+  double RankUs(const Candidate& c) const {
+    const double extra_ns = static_cast<double>(target_.launch_overhead_ns - target_.launch_floor_ns);
+    return c.cost_us + static_cast<double>(c.graph.kernels().size()) * std::max(0.0, extra_ns) / 1000.0;
   }
 
   // Builds c's family and finds its cheapest instance among the first instances_per_family

@@ -117,14 +117,18 @@ struct Funnel {
 struct FamilyResult {
   std::unique_ptr<SGraph> graph;  // the family (maps resolved, g/F/T/S symbolic)
   int kernels = 1;
-  double cost_us = 0;             // best cost lower bound over its ranked instances
+  double cost_us = 0;             // best cost lower bound (cost.smt2) over its instances, µs
+  // The ranking model's estimate at that instance: cost_us with each kernel's launch at the
+  // target's measured typical overhead (hw_launch_overhead_ns) instead of the dominance floor.
+  // Families are returned in increasing rank_us.
+  double rank_us = 0;
   Assignment best;                // the instance with that cost
   size_t proof_steps = 0;
 };
 
 struct SearchResult {
   Funnel funnel;
-  std::vector<FamilyResult> families;  // survivors, best (lowest cost_us) first
+  std::vector<FamilyResult> families;  // survivors, best (lowest rank_us) first
   double elapsed_s = 0;
   // The candidates came from SearchConfig::cache (no target saturation, generation or map
   // resolution ran; the funnel's generation counts are 0).
