@@ -59,6 +59,27 @@ std::string OpsOf(const SGraph& g) {
   return absl::StrJoin(names, " ");
 }
 
+// Every family of `r` emulates to the reference interpreter at its preferred instance.
+void ExpectFamiliesEmulate(const Program& p, const SearchResult& r) {
+  const std::vector<Tensor> inputs = RandomInputs(p, /*seed=*/5);
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(p, inputs, EvalMode::kDevice));
+  for (const FamilyResult& fam : r.families) {
+    absl::StatusOr<BlockProgram> inst = Instantiate(*fam.graph, fam.best);
+    ASSERT_TRUE(inst.ok()) << inst.status() << "\n" << SGraphToString(*fam.graph);
+    absl::StatusOr<std::vector<Tensor>> got = Emulate(*inst, inputs);
+    ASSERT_TRUE(got.ok()) << got.status() << "\n" << SGraphToString(*fam.graph);
+    EXPECT_TRUE(WithinDefaultTolerance((*got)[0], want[0])) << SGraphToString(*fam.graph);
+  }
+}
+
+std::string Describe(const SearchResult& r) {
+  std::string s;
+  for (const FamilyResult& f : r.families) {
+    absl::StrAppend(&s, f.kernels, " kernel(s) ", f.cost_us, " us\n", SGraphToString(*f.graph));
+  }
+  return s;
+}
+
 class SearchTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -104,15 +125,7 @@ TEST_F(SearchTest, FindsTheOneKernelRmsnormLinear) {
   // The whole-row (no forloop) families are cut by the SMT rules, not by the ranking alone.
   EXPECT_FALSE(f.pruned_by_rule.empty());
   // Every returned family is correct on the emulator at its preferred instance.
-  const std::vector<Tensor> inputs = RandomInputs(p, /*seed=*/3);
-  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(p, inputs, EvalMode::kDevice));
-  for (const FamilyResult& fam : r.families) {
-    absl::StatusOr<BlockProgram> inst = Instantiate(*fam.graph, fam.best);
-    ASSERT_TRUE(inst.ok()) << inst.status() << "\n" << SGraphToString(*fam.graph);
-    absl::StatusOr<std::vector<Tensor>> got = Emulate(*inst, inputs);
-    ASSERT_TRUE(got.ok()) << got.status() << "\n" << SGraphToString(*fam.graph);
-    EXPECT_TRUE(WithinDefaultTolerance((*got)[0], want[0])) << SGraphToString(*fam.graph);
-  }
+  ExpectFamiliesEmulate(p, r);
 }
 
 TEST_F(SearchTest, IsDeterministic) {
@@ -150,27 +163,6 @@ TEST_F(SearchTest, PruningLosesNothing) {
     EXPECT_GE(b.families[0].rank_us, a.families[0].rank_us) << name;
     EXPECT_TRUE(*b.families[0].graph == *a.families[0].graph) << name;
   }
-}
-
-// Every family of `r` emulates to the reference interpreter at its preferred instance.
-void ExpectFamiliesEmulate(const Program& p, const SearchResult& r) {
-  const std::vector<Tensor> inputs = RandomInputs(p, /*seed=*/5);
-  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(p, inputs, EvalMode::kDevice));
-  for (const FamilyResult& fam : r.families) {
-    absl::StatusOr<BlockProgram> inst = Instantiate(*fam.graph, fam.best);
-    ASSERT_TRUE(inst.ok()) << inst.status() << "\n" << SGraphToString(*fam.graph);
-    absl::StatusOr<std::vector<Tensor>> got = Emulate(*inst, inputs);
-    ASSERT_TRUE(got.ok()) << got.status() << "\n" << SGraphToString(*fam.graph);
-    EXPECT_TRUE(WithinDefaultTolerance((*got)[0], want[0])) << SGraphToString(*fam.graph);
-  }
-}
-
-std::string Describe(const SearchResult& r) {
-  std::string s;
-  for (const FamilyResult& f : r.families) {
-    absl::StrAppend(&s, f.kernels, " kernel(s) ", f.cost_us, " us\n", SGraphToString(*f.graph));
-  }
-  return s;
 }
 
 TEST_F(SearchTest, FindsSplitKvAttentionAtWorkloadSize) {
