@@ -1,9 +1,11 @@
-// The GPU targets `prism check` knows, with the two numbers the roofline floor needs.
+// The GPU targets `prism check` knows, with the two numbers its roofline floor needs.
 //
-// A stand-in until the hardware theories (smt_theories/hardware/*.smt2) and their C++ loader
-// in src/smt/ exist; then `--target` resolves through that loader and this table goes away.
-// h200 uses the figures measured on the project's H200 (../shared/hardware/); the others are
-// datasheet peaks (real kernels reach roughly 80–90 % of them).
+// Deliberately separate from the hardware theories (smt_theories/hardware/*.smt2, smt/target.h):
+// those hold CEILINGS (peaks rounded up) so that the pruner's cost bound stays a true lower
+// bound, while `prism check` reports the floor as WORKLOADS.md defines it, from the sustained
+// figures measured on the project's H200 (../shared/hardware/: copy bandwidth and cuBLAS
+// matmul rate). The other targets are datasheet peaks (real kernels reach roughly 80–90 % of
+// them). The names are the theories' names (test CheckEveryTarget).
 //
 //   PRISM_ASSIGN_OR_RETURN(TargetSpec t, FindTarget("h200"));
 //   double floor_us = RooflineFloorUs(stats, t.dram_bytes_per_s, t.matmul_flops_per_s);

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "prism/ir/json.h"
 #include "prism/ir/workloads.h"
+#include "prism/smt/target.h"
 #include "testing/status_matchers.h"
 #include "tools/options.h"
 #include "tools/targets.h"
@@ -105,7 +107,7 @@ TEST(CliTest, TopLevel) {
       {{"frobnicate"},
        2,
        {},
-       "prism: error: unknown command 'frobnicate'; known commands: check, eval, workload, hw, prune, check-proof, rules, search, help\n"},
+       "prism: error: unknown command 'frobnicate'; known commands: check, eval, workload, hw, prune, check-proof, rules, search, optimize, help\n"},
       {{"help", "evl"}, 2, {}, "prism: error: unknown command 'evl'; did you mean 'eval'?\n"},
       {{"help", "eval", "x"},
        2,
@@ -328,6 +330,16 @@ TEST(CliTest, CheckJson) {
   EXPECT_EQ(j["target"]["dram_bytes_per_s"].get<double>(), 4.19e12);
   EXPECT_NEAR(j["roofline"]["floor_us"].get<double>(), 12.09, 0.01);
   EXPECT_EQ(j["roofline"]["bound"], "memory");
+}
+
+TEST(CliTest, CheckKnowsTheTheoriesTargets) {
+  // `prism check --target` and the commands that load smt_theories/hardware/ accept the same
+  // names (targets.h says why the numbers differ).
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> theories, ListTargets());
+  std::vector<std::string> names;
+  for (const TargetSpec& t : BuiltinTargets()) names.push_back(t.name);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, theories);
 }
 
 TEST(CliTest, CheckEveryTarget) {
