@@ -1,36 +1,32 @@
-// Search (DESIGN.md §1 steps 3–7, issue 6) — first slice: ONE-KERNEL block graphs.
+// Search (DESIGN.md §1 steps 2–7, issue 6; docs/search.md is the long form).
 //
-// Search(program, config, target) enumerates block-graph structures for a single-output
-// Program, resolves their maps, proves every mapped candidate equal to the Program for all
-// parameter values (equiv/lower_sgraph.h), and decides the proved families with the pruner
-// (prune/pruner.h) against the running incumbent. Stages, in order:
-//   1. Target: the Program's output term, saturated under the shipped rules; a SubtermIndex
-//      over it answers "is this abstract expression part of the target?".
-//   2. Generate (depth-first, canonical): after one `input` per Program input, block ops from
-//      the vocabulary the Program uses (matmul, its unary and binary functions, sum/max over the
-//      last dim, rms; inv_rms and the sum accumulators when the Program has rms_norm/sum;
-//      acc_sum always). Each new op's ABSTRACT expression — the op applied to whole tensors,
-//      accumulators as the sums they close (acc_sum(x) ≡ x, acc_sum_last(x) ≡ sum(x, last),
-//      acc_sumsq_last(x) ≡ sum(square(x), last)) — must be a class of the target e-graph
-//      (expression-guided pruning); a value already present is never recomputed; ops are added
-//      in increasing order of (kind, operands) unless they consume the previous op (canonical
-//      order); every op must be used. A structure is complete when its last op is the
-//      Program's output class.
-//   3. Map resolution: one grid axis x (parameter g) and a forloop (F). For each input, x splits
-//      one of its dims or replicates it and the forloop walks one dim or none; the output's
-//      omap maps x to a dim. Every combination is built and Validate()d — Validate enforces the
-//      dimension equalities (matmul K dims equally split, elementwise operands equally split,
-//      the omap's tile shapes) — so the consistent maps are exactly the survivors. (With one
-//      grid axis there is no grid-axis symmetry to break.)
-//   4. Prove every valid candidate (ProveSGraph); unproved candidates are dropped (counted).
-//   5. Prune: BuildFamily + Pruner::Decide with the incumbent; Infeasible/Dominated families
-//      are counted under their rules; survivors get a cost: the smallest cost lower bound
-//      (cost.smt2, in µs) over their first `instances_per_family` feasible instances, which
-//      also becomes the incumbent.
-// Deterministic: one thread; the same Program, config and target give the same families in the
-// same order. NOT covered yet (issue 6): several kernels, 2-D/3-D grids, online-softmax
-// accumulators, library kernels, choosing a subset or repetition of inputs, parallel workers,
-// the shape-independent cache, the CLI command. docs/search.md.
+// Search(program, config, target) enumerates sGraph families for a single-output Program,
+// proves each equivalent to the Program for all parameter values (equiv/lower_sgraph.h) and
+// decides the proved ones with the Z3 pruner (prune/pruner.h). Stages, in order:
+//   1. Target: the Program's output term saturated under the shipped rules; a SubtermIndex
+//      answers "is this abstract expression part of the target?".
+//   2. Generate (depth-first, canonical): block ops from the Program's vocabulary whose
+//      abstract expressions are classes of the target; each op set explored once, values never
+//      recomputed, only fused accumulators, partial structures the remaining ops cannot finish
+//      dropped; at most max_block_ops compute ops and max_accumulators accumulators.
+//   3. Maps: up to max_grid_dims grid axes ordered by the output dim they lay out (symmetry
+//      broken), a forloop, threads, stages; inputs assigned one at a time under the
+//      structure's dimension equalities (necessary conditions of Validate), then Validate().
+//   4. Split forms (max_kernels = 2): each valid one-kernel candidate with a forloop also gives
+//      a two-kernel family whose new axis gs splits the walked dims; kernel 2 reduces the f32
+//      partials (split-K, split-KV).
+//   5. Prove every distinct candidate (parallel).
+//   6. Rank every proved family over its feasible instances by the cost lower bound
+//      (cost.smt2), order by the ranking model (rank_us), take the best rank as the incumbent
+//      and decide the dearer families against it with Z3 (Dominated / Infeasible with the
+//      rules of the unsat core); unknown never prunes. One Z3 context per worker.
+// Deterministic: the same Program, config and target give the same families in the same order,
+// whatever the number of threads. With config.cache (cache.h), a Program structure searched
+// before at other sizes skips stages 1–3.
+//
+//   PRISM_ASSIGN_OR_RETURN(Target h200, LoadTarget("h200"));
+//   PRISM_ASSIGN_OR_RETURN(SearchResult r, Search(program, SearchConfig{}, h200));
+//   const FamilyResult& best = r.families[0];   // best.graph, best.best (an Assignment)
 #ifndef PRISM_SEARCH_SEARCH_H_
 #define PRISM_SEARCH_SEARCH_H_
 
