@@ -184,7 +184,6 @@ TEST_F(EquivProveTest, StartProvesGoal) {
     if (check.ok()) {
       EXPECT_EQ(check->steps, r.proof->steps.size()) << row.name;
     }
-    EXPECT_LT(absl::ToDoubleSeconds(r.time), 1.0) << row.name << " took " << r.time;
   }
 }
 

@@ -80,6 +80,14 @@ std::string Describe(const SearchResult& r) {
   return s;
 }
 
+// The default configuration without the wall-clock budget: results must not depend on how
+// fast the machine is (CI runs these under sanitizers beside other jobs).
+SearchConfig TestConfig() {
+  SearchConfig c;
+  c.budget = absl::Hours(1);
+  return c;
+}
+
 class SearchTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -94,7 +102,7 @@ TEST_F(SearchTest, FindsTheOneKernelRmsnormLinear) {
   // The sizes of WORKLOADS.md at b = 8 (the structure search is size-independent; the cost
   // model decides between a whole-row kernel and the K-walking one).
   const Program p = RmsnormLinear(16, 4096, 6144);
-  SearchConfig config;
+  SearchConfig config = TestConfig();
   ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
   const Funnel& f = r.funnel;
   std::printf("[ funnel ] generated %lld, pruned_abstract %lld, structures %lld, mapped %lld, "
@@ -130,8 +138,8 @@ TEST_F(SearchTest, FindsTheOneKernelRmsnormLinear) {
 
 TEST_F(SearchTest, IsDeterministic) {
   const Program p = RmsnormLinear(4, 128, 64);
-  ASSERT_OK_AND_ASSIGN(SearchResult a, Search(p, SearchConfig{}, target_));
-  ASSERT_OK_AND_ASSIGN(SearchResult b, Search(p, SearchConfig{}, target_));
+  ASSERT_OK_AND_ASSIGN(SearchResult a, Search(p, TestConfig(), target_));
+  ASSERT_OK_AND_ASSIGN(SearchResult b, Search(p, TestConfig(), target_));
   ASSERT_EQ(a.families.size(), b.families.size());
   for (size_t i = 0; i < a.families.size(); ++i) {
     EXPECT_TRUE(*a.families[i].graph == *b.families[i].graph) << i;
@@ -151,8 +159,8 @@ TEST_F(SearchTest, PruningLosesNothing) {
   programs.push_back({"rmsnorm_linear", RmsnormLinear(16, 4096, 6144)});
   programs.push_back({"gqa", std::move(gqa)});
   for (const auto& [name, p] : programs) {
-    SearchConfig pruned;
-    SearchConfig unpruned;
+    SearchConfig pruned = TestConfig();
+    SearchConfig unpruned = TestConfig();
     unpruned.prune = false;
     ASSERT_OK_AND_ASSIGN(SearchResult a, Search(p, pruned, target_));
     ASSERT_OK_AND_ASSIGN(SearchResult b, Search(p, unpruned, target_));
@@ -169,7 +177,7 @@ TEST_F(SearchTest, FindsSplitKvAttentionAtWorkloadSize) {
   // gqa at b = 1 (Q[2,256,64], Kt[2,64,4096], V[2,4096,64]): too few heads and query tiles to
   // fill the GPU, so the cost model prefers splitting the KV length over a second grid axis.
   ASSERT_OK_AND_ASSIGN(Program p, BuiltinWorkload("gqa", 1));
-  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, SearchConfig{}, target_));
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, TestConfig(), target_));
   EXPECT_FALSE(r.budget_exhausted);
   ASSERT_FALSE(r.families.empty());
   const SGraph& best = *r.families[0].graph;
@@ -187,7 +195,7 @@ TEST_F(SearchTest, FindsSplitKvAttentionAtWorkloadSize) {
 TEST_F(SearchTest, SplitFamiliesEmulateAtReducedSizes) {
   // With pruning off every proved family survives, the split-KV ones included.
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture("gqa", fixtures::ReducedSizes("gqa")));
-  SearchConfig config;
+  SearchConfig config = TestConfig();
   config.prune = false;
   ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, config, target_));
   int split = 0;
@@ -200,7 +208,7 @@ TEST_F(SearchTest, SplitFamiliesEmulateAtReducedSizes) {
 TEST_F(SearchTest, QknormAttentionFusesBothNorms) {
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                        fixtures::MakeFixture("qknorm_gqa", fixtures::ReducedSizes("qknorm_gqa")));
-  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, SearchConfig{}, target_));
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, TestConfig(), target_));
   ASSERT_FALSE(r.families.empty());
   EXPECT_THAT(OpsOf(*r.families[0].graph), HasSubstr("rms"));
   ExpectFamiliesEmulate(f.program, r);
@@ -218,7 +226,7 @@ TEST_F(SearchTest, MapPrefilterChangesNothing) {
   cases.push_back({"rmsnorm_linear", RmsnormLinear(4, 128, 64), 2});
   cases.push_back({"gated_mlp", std::move(gated.program), 1});
   for (const Case& c : cases) {
-    SearchConfig on;
+    SearchConfig on = TestConfig();
     on.max_grid_dims = c.max_grid_dims;
     SearchConfig off = on;
     off.map_prefilter = false;
@@ -236,9 +244,9 @@ TEST_F(SearchTest, MapPrefilterChangesNothing) {
 
 TEST_F(SearchTest, WorkerCountChangesNothing) {
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture("gqa", fixtures::ReducedSizes("gqa")));
-  SearchConfig one;
+  SearchConfig one = TestConfig();
   one.threads = 1;
-  SearchConfig three;
+  SearchConfig three = TestConfig();
   three.threads = 3;
   ASSERT_OK_AND_ASSIGN(SearchResult a, Search(f.program, one, target_));
   ASSERT_OK_AND_ASSIGN(SearchResult b, Search(f.program, three, target_));
@@ -254,7 +262,7 @@ TEST_F(SearchTest, WorkerCountChangesNothing) {
 
 TEST_F(SearchTest, OneKernelConfigGeneratesNoSplits) {
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture("gqa", fixtures::ReducedSizes("gqa")));
-  SearchConfig config;
+  SearchConfig config = TestConfig();
   config.max_kernels = 1;
   ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, config, target_));
   EXPECT_EQ(r.funnel.split_built, 0);
@@ -267,7 +275,7 @@ TEST_F(SearchTest, CacheReusesStructuresAcrossSizes) {
   const Program small = RmsnormLinear(4, 128, 64);
   const Program large = RmsnormLinear(8, 256, 128);
   FamilyCache cache(dir);
-  SearchConfig config;
+  SearchConfig config = TestConfig();
   config.cache = &cache;
   ASSERT_OK_AND_ASSIGN(SearchResult first, Search(small, config, target_));
   EXPECT_FALSE(first.cache_hit);
@@ -317,7 +325,7 @@ TEST_F(SearchTest, CacheReusesStructuresAcrossSizes) {
 TEST_F(SearchTest, RejectsUnsupportedRequests) {
   const Program p = RmsnormLinear(4, 128, 64);
   struct Row {
-    SearchConfig config;
+    SearchConfig config = TestConfig();
     std::string message;
   };
   std::vector<Row> rows(3);
@@ -336,7 +344,7 @@ TEST_F(SearchTest, RejectsUnsupportedRequests) {
   pb.Output(pb.Unary(OpKind::kExp, x));
   pb.Output(pb.Unary(OpKind::kNeg, x));
   ASSERT_OK_AND_ASSIGN(Program two, std::move(pb).Build());
-  EXPECT_THAT(Search(two, SearchConfig{}, target_).status(),
+  EXPECT_THAT(Search(two, TestConfig(), target_).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("search supports programs with one output; this one has 2")));
 }
