@@ -30,6 +30,7 @@ const Command kCommands[] = {
     {&CheckProofSpec, &RunCheckProof},
     {&RulesSpec, &RunRules},
     {&SearchSpec, &RunSearch},
+    {&OptimizeSpec, &RunOptimize},
 };
 
 const Command* FindCommand(absl::string_view name) {
@@ -74,8 +75,8 @@ std::string TopLevelHelp() {
       "usage: prism <command> [options]\n"
       "\n"
       "prism superoptimizes small tensor programs (the fused operators of LLM inference) for\n"
-      "NVIDIA GPUs. Today it reads, validates, analyzes and evaluates programs; the search,\n"
-      "proofs and code generation are being built.\n"
+      "NVIDIA GPUs: it searches families of GPU implementations, proves them equivalent to\n"
+      "the program, prunes them with Z3 against a hardware model, and generates CUDA.\n"
       "\n"
       "commands:\n";
   std::vector<std::vector<std::string>> rows;

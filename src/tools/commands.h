@@ -1,5 +1,5 @@
 // The subcommands of `prism`, one file each (check.cc, eval.cc, workload.cc, hw.cc,
-// prune_cmd.cc, check_proof.cc, rules_cmd.cc, search_cmd.cc). The registry
+// prune_cmd.cc, check_proof.cc, rules_cmd.cc, search_cmd.cc, optimize_cmd.cc). The registry
 // table in cli.cc lists them; see cli.h for the conventions every command follows.
 #ifndef PRISM_TOOLS_COMMANDS_H_
 #define PRISM_TOOLS_COMMANDS_H_
@@ -42,6 +42,11 @@ absl::Status RunRules(const ParsedArgs& args, Io& io);
 //   [--max-block-ops N] [--no-prune] [--top K] [--json]
 const CommandSpec& SearchSpec();
 absl::Status RunSearch(const ParsedArgs& args, Io& io);
+
+// prism optimize FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
+//   [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--json]
+const CommandSpec& OptimizeSpec();
+absl::Status RunOptimize(const ParsedArgs& args, Io& io);
 
 }  // namespace prism::cli
 

@@ -1,0 +1,645 @@
+// The GPU runtime: child processes, the dlopen'ed driver API, measurement, compile cache.
+#include "prism/runtime/runtime.h"
+
+#include <dlfcn.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "prism/base/float16.h"
+#include "prism/base/hash.h"
+#include "prism/base/status.h"
+#include "prism/codegen/nvrtc.h"
+
+namespace prism::runtime {
+namespace {
+
+// ---- child processes ------------------------------------------------------------------------
+
+bool WriteAll(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Result framing: one byte 'O' (ok) or 'E' (error) + for 'E' one byte status code, then the
+// payload / message.
+[[noreturn]] void ChildMain(int fd, const std::function<absl::StatusOr<std::string>()>& fn) {
+  absl::StatusOr<std::string> r = fn();
+  std::string msg;
+  if (r.ok()) {
+    msg = "O" + *r;
+  } else {
+    msg = "E";
+    msg.push_back(static_cast<char>(static_cast<int>(r.status().code())));
+    msg += std::string(r.status().message());
+  }
+  const bool ok = WriteAll(fd, msg.data(), msg.size());
+  close(fd);
+  _exit(ok ? 0 : 3);
+}
+
+}  // namespace
+
+const char* ChildResultKindName(ChildResult::Kind kind) {
+  switch (kind) {
+    case ChildResult::Kind::kOk:
+      return "ok";
+    case ChildResult::Kind::kFailed:
+      return "failed";
+    case ChildResult::Kind::kCrashed:
+      return "crashed";
+    case ChildResult::Kind::kTimedOut:
+      return "timed out";
+  }
+  return "?";
+}
+
+absl::StatusOr<ChildResult> RunInChild(const std::function<absl::StatusOr<std::string>()>& fn,
+                                       absl::Duration timeout) {
+  int fds[2];
+  if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe failed: ", strerror(errno)));
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return absl::InternalError(absl::StrCat("fork failed: ", strerror(errno)));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    ChildMain(fds[1], fn);
+  }
+  close(fds[1]);
+  std::string data;
+  bool timed_out = false;
+  // Clamped to a day (absl::InfiniteDuration() would overflow the deadline).
+  const int64_t timeout_ms =
+      std::clamp<int64_t>(absl::ToInt64Milliseconds(timeout), 0, int64_t{24} * 3600 * 1000);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  char buf[1 << 16];
+  while (true) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      timed_out = true;
+      break;
+    }
+    const int ms =
+        static_cast<int>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) +
+        1;
+    pollfd p{fds[0], POLLIN, 0};
+    const int pr = poll(&p, 1, ms);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0) continue;  // re-check the deadline
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the child closed the pipe (exited)
+    data.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  ChildResult r;
+  if (timed_out) {
+    r.kind = ChildResult::Kind::kTimedOut;
+    r.message = absl::StrCat("timed out after ", absl::FormatDuration(timeout));
+    return r;
+  }
+  if (WIFSIGNALED(wstatus)) {
+    r.kind = ChildResult::Kind::kCrashed;
+    const int sig = WTERMSIG(wstatus);
+    r.message = absl::StrCat("killed by signal ", sig, " (", strsignal(sig), ")");
+    return r;
+  }
+  const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+  if (code != 0 || data.empty() || (data[0] == 'E' && data.size() < 2) ||
+      (data[0] != 'O' && data[0] != 'E')) {
+    r.kind = ChildResult::Kind::kCrashed;
+    r.message = absl::StrCat("exited with status ", code, " without a result");
+    return r;
+  }
+  if (data[0] == 'O') {
+    r.kind = ChildResult::Kind::kOk;
+    r.payload = data.substr(1);
+  } else {
+    r.kind = ChildResult::Kind::kFailed;
+    r.code = static_cast<absl::StatusCode>(static_cast<unsigned char>(data[1]));
+    r.message = data.substr(2);
+  }
+  return r;
+}
+
+namespace {
+
+// ---- the driver API -------------------------------------------------------------------------
+
+using CUdeviceptr = uint64_t;
+
+struct Driver {
+  void* lib = nullptr;
+  int (*cuInit)(unsigned) = nullptr;
+  int (*cuDriverGetVersion)(int*) = nullptr;
+  int (*cuDeviceGetCount)(int*) = nullptr;
+  int (*cuDeviceGet)(int*, int) = nullptr;
+  int (*cuDeviceGetName)(char*, int, int) = nullptr;
+  int (*cuDeviceTotalMem)(size_t*, int) = nullptr;
+  int (*cuDeviceGetAttribute)(int*, int, int) = nullptr;
+  int (*cuDevicePrimaryCtxRetain)(void**, int) = nullptr;
+  int (*cuCtxSetCurrent)(void*) = nullptr;
+  int (*cuModuleLoadData)(void**, const void*) = nullptr;
+  int (*cuModuleGetFunction)(void**, void*, const char*) = nullptr;
+  int (*cuFuncSetAttribute)(void*, int, int) = nullptr;
+  int (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+  int (*cuMemFree)(CUdeviceptr) = nullptr;
+  int (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
+  int (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
+  int (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t) = nullptr;
+  int (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        void*, void**, void**) = nullptr;
+  int (*cuCtxSynchronize)() = nullptr;
+  int (*cuStreamCreate)(void**, unsigned) = nullptr;
+  int (*cuStreamBeginCapture)(void*, int) = nullptr;
+  int (*cuStreamEndCapture)(void*, void**) = nullptr;
+  int (*cuGraphInstantiateWithFlags)(void**, void*, unsigned long long) = nullptr;
+  int (*cuGraphLaunch)(void*, void*) = nullptr;
+  int (*cuEventCreate)(void**, unsigned) = nullptr;
+  int (*cuEventRecord)(void*, void*) = nullptr;
+  int (*cuEventSynchronize)(void*) = nullptr;
+  int (*cuEventElapsedTime)(float*, void*, void*) = nullptr;
+  int (*cuStreamSynchronize)(void*) = nullptr;
+
+  template <typename T>
+  bool Get(T& f, const char* name, const char* v2 = nullptr) {
+    void* p = v2 ? dlsym(lib, v2) : nullptr;
+    if (p == nullptr) p = dlsym(lib, name);
+    f = reinterpret_cast<T>(p);
+    return p != nullptr;
+  }
+};
+
+constexpr int kAttrSms = 16, kAttrCcMajor = 75, kAttrCcMinor = 76, kAttrL2 = 38;
+constexpr int kFuncAttrMaxDynamicSmem = 8;
+constexpr int kCaptureModeRelaxed = 2;
+
+// Loads and initializes the driver in THIS process (call only in a child).
+absl::StatusOr<Driver> LoadDriver() {
+  Driver d;
+  d.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (d.lib == nullptr) {
+    const char* e = dlerror();
+    return absl::UnavailableError(
+        absl::StrCat("no CUDA driver: dlopen(\"libcuda.so.1\") failed (", e ? e : "unknown", ")"));
+  }
+  const bool ok =
+      d.Get(d.cuInit, "cuInit") && d.Get(d.cuDriverGetVersion, "cuDriverGetVersion") &&
+      d.Get(d.cuDeviceGetCount, "cuDeviceGetCount") && d.Get(d.cuDeviceGet, "cuDeviceGet") &&
+      d.Get(d.cuDeviceGetName, "cuDeviceGetName") &&
+      d.Get(d.cuDeviceTotalMem, "cuDeviceTotalMem", "cuDeviceTotalMem_v2") &&
+      d.Get(d.cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
+      d.Get(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+      d.Get(d.cuCtxSetCurrent, "cuCtxSetCurrent") &&
+      d.Get(d.cuModuleLoadData, "cuModuleLoadData") &&
+      d.Get(d.cuModuleGetFunction, "cuModuleGetFunction") &&
+      d.Get(d.cuFuncSetAttribute, "cuFuncSetAttribute") &&
+      d.Get(d.cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2") &&
+      d.Get(d.cuMemFree, "cuMemFree", "cuMemFree_v2") &&
+      d.Get(d.cuMemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2") &&
+      d.Get(d.cuMemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2") &&
+      d.Get(d.cuMemsetD8, "cuMemsetD8", "cuMemsetD8_v2") &&
+      d.Get(d.cuLaunchKernel, "cuLaunchKernel") && d.Get(d.cuCtxSynchronize, "cuCtxSynchronize") &&
+      d.Get(d.cuStreamCreate, "cuStreamCreate") &&
+      d.Get(d.cuStreamBeginCapture, "cuStreamBeginCapture", "cuStreamBeginCapture_v2") &&
+      d.Get(d.cuStreamEndCapture, "cuStreamEndCapture") &&
+      d.Get(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") &&
+      d.Get(d.cuGraphLaunch, "cuGraphLaunch") && d.Get(d.cuEventCreate, "cuEventCreate") &&
+      d.Get(d.cuEventRecord, "cuEventRecord") &&
+      d.Get(d.cuEventSynchronize, "cuEventSynchronize") &&
+      d.Get(d.cuEventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2") &&
+      d.Get(d.cuStreamSynchronize, "cuStreamSynchronize");
+  if (!ok) {
+    return absl::UnavailableError("no CUDA driver: libcuda.so.1 lacks a driver API entry point");
+  }
+  if (const int e = d.cuInit(0); e != 0) {
+    return absl::UnavailableError(absl::StrCat("no usable GPU: cuInit failed with CUDA error ", e));
+  }
+  return d;
+}
+
+#define PRISM_CU(call)                                                                           \
+  do {                                                                                           \
+    if (const int _e = (call); _e != 0) {                                                        \
+      return absl::FailedPreconditionError(absl::StrCat(#call, " failed with CUDA error ", _e)); \
+    }                                                                                            \
+  } while (0)
+
+absl::Status CheckOrdinal(Driver& d, int ordinal) {
+  int count = 0;
+  PRISM_CU(d.cuDeviceGetCount(&count));
+  if (ordinal < 0 || ordinal >= count) {
+    return absl::UnavailableError(
+        absl::StrCat("no GPU with ordinal ", ordinal, " (the driver reports ", count, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceInfo> QueryInProcess(Driver& d, int ordinal) {
+  PRISM_RETURN_IF_ERROR(CheckOrdinal(d, ordinal));
+  int dev = 0;
+  PRISM_CU(d.cuDeviceGet(&dev, ordinal));
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  char name[256] = {};
+  PRISM_CU(d.cuDeviceGetName(name, sizeof name - 1, dev));
+  info.name = name;
+  PRISM_CU(d.cuDeviceGetAttribute(&info.sms, kAttrSms, dev));
+  PRISM_CU(d.cuDeviceGetAttribute(&info.cc_major, kAttrCcMajor, dev));
+  PRISM_CU(d.cuDeviceGetAttribute(&info.cc_minor, kAttrCcMinor, dev));
+  int l2 = 0;
+  PRISM_CU(d.cuDeviceGetAttribute(&l2, kAttrL2, dev));
+  info.l2_bytes = l2;
+  size_t mem = 0;
+  PRISM_CU(d.cuDeviceTotalMem(&mem, dev));
+  info.total_memory_bytes = static_cast<int64_t>(mem);
+  PRISM_CU(d.cuDriverGetVersion(&info.driver_version));
+  return info;
+}
+
+// The child's status → the parent's. Crashes and timeouts become Internal with `what`.
+absl::StatusOr<std::string> FromChild(const ChildResult& r, absl::string_view what) {
+  switch (r.kind) {
+    case ChildResult::Kind::kOk:
+      return r.payload;
+    case ChildResult::Kind::kFailed:
+      return absl::Status(r.code, r.message);
+    case ChildResult::Kind::kCrashed:
+      return absl::InternalError(absl::StrCat(what, " crashed: ", r.message));
+    case ChildResult::Kind::kTimedOut:
+      return absl::InternalError(absl::StrCat(what, " ", r.message));
+  }
+  return absl::InternalError("unreachable");
+}
+
+int64_t ElementBytes(DType t) { return t == DType::kF32 ? 4 : 2; }
+int64_t TensorBytes(const ConcreteTensor& t) {
+  int64_t n = ElementBytes(t.dtype);
+  for (int64_t d : t.shape) n *= d;
+  return n;
+}
+
+std::string ToBytes(const Tensor& t) {
+  std::string out;
+  if (t.dtype == DType::kF32) {
+    out.resize(t.data.size() * 4);
+    for (size_t i = 0; i < t.data.size(); ++i) {
+      const float f = static_cast<float>(t.data[i]);
+      std::memcpy(&out[i * 4], &f, 4);
+    }
+  } else {
+    out.resize(t.data.size() * 2);
+    for (size_t i = 0; i < t.data.size(); ++i) {
+      const uint16_t b = t.dtype == DType::kBF16 ? BF16Bits(t.data[i]) : F16Bits(t.data[i]);
+      std::memcpy(&out[i * 2], &b, 2);
+    }
+  }
+  return out;
+}
+
+void FromBytes(const std::string& bytes, Tensor& t) {
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    if (t.dtype == DType::kF32) {
+      float f;
+      std::memcpy(&f, &bytes[i * 4], 4);
+      t.data[i] = f;
+    } else {
+      uint16_t b;
+      std::memcpy(&b, &bytes[i * 2], 2);
+      t.data[i] = t.dtype == DType::kBF16 ? BF16Value(b) : F16Value(b);
+    }
+  }
+}
+
+absl::StatusOr<Measurement> MeasureInProcess(int ordinal, const std::string& cubin,
+                                             const std::vector<codegen::LaunchConfig>& launches,
+                                             const BlockProgram& program,
+                                             const std::vector<Tensor>& inputs,
+                                             const std::vector<Tensor>& reference,
+                                             const MeasureOptions& options) {
+  PRISM_ASSIGN_OR_RETURN(Driver d, LoadDriver());
+  PRISM_RETURN_IF_ERROR(CheckOrdinal(d, ordinal));
+  int dev = 0;
+  PRISM_CU(d.cuDeviceGet(&dev, ordinal));
+  void* ctx = nullptr;
+  PRISM_CU(d.cuDevicePrimaryCtxRetain(&ctx, dev));
+  PRISM_CU(d.cuCtxSetCurrent(ctx));
+  void* module = nullptr;
+  PRISM_CU(d.cuModuleLoadData(&module, cubin.data()));
+  std::vector<void*> fns;
+  for (const codegen::LaunchConfig& l : launches) {
+    void* fn = nullptr;
+    PRISM_CU(d.cuModuleGetFunction(&fn, module, l.function.c_str()));
+    PRISM_CU(
+        d.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSmem, static_cast<int>(l.dynamic_smem_bytes)));
+    fns.push_back(fn);
+  }
+  if (inputs.size() != program.inputs.size() || reference.empty() || program.outputs.empty()) {
+    return absl::InvalidArgumentError("measure: inputs or reference do not match the program");
+  }
+  int64_t set_bytes = 0;
+  for (const ConcreteTensor& t : program.tensors) set_bytes += TensorBytes(t);
+  const int64_t sets = std::max<int64_t>(
+      2, std::min<int64_t>(64, (2 * options.l2_bytes) / std::max<int64_t>(1, set_bytes) + 1));
+  std::vector<std::vector<CUdeviceptr>> buf(sets, std::vector<CUdeviceptr>(program.tensors.size()));
+  std::vector<std::string> host_inputs;
+  for (const Tensor& t : inputs) host_inputs.push_back(ToBytes(t));
+  for (int64_t s = 0; s < sets; ++s) {
+    for (size_t t = 0; t < program.tensors.size(); ++t) {
+      const int64_t n = TensorBytes(program.tensors[t]);
+      PRISM_CU(d.cuMemAlloc(&buf[s][t], static_cast<size_t>(std::max<int64_t>(n, 16))));
+      PRISM_CU(d.cuMemsetD8(buf[s][t], 0xFF, static_cast<size_t>(n)));  // NaN
+    }
+    for (size_t i = 0; i < program.inputs.size(); ++i) {
+      PRISM_CU(
+          d.cuMemcpyHtoD(buf[s][program.inputs[i]], host_inputs[i].data(), host_inputs[i].size()));
+    }
+  }
+  void* stream = nullptr;
+  PRISM_CU(d.cuStreamCreate(&stream, 0));
+  auto launch_all = [&](int64_t s) -> absl::Status {
+    for (size_t k = 0; k < launches.size(); ++k) {
+      const codegen::LaunchConfig& l = launches[k];
+      std::vector<CUdeviceptr> args;
+      for (int t : l.args) args.push_back(buf[s][t]);
+      std::vector<void*> argp;
+      for (CUdeviceptr& a : args) argp.push_back(&a);
+      PRISM_CU(d.cuLaunchKernel(
+          fns[k], static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
+          static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.threads), 1, 1,
+          static_cast<unsigned>(l.dynamic_smem_bytes), stream, argp.data(), nullptr));
+    }
+    return absl::OkStatus();
+  };
+  // Correctness on set 0.
+  PRISM_RETURN_IF_ERROR(launch_all(0));
+  PRISM_CU(d.cuStreamSynchronize(stream));
+  Measurement m;
+  {
+    const int out = program.outputs[0];
+    Tensor got = reference[0];
+    std::string bytes(static_cast<size_t>(TensorBytes(program.tensors[out])), '\0');
+    PRISM_CU(d.cuMemcpyDtoH(bytes.data(), buf[0][out], bytes.size()));
+    if (got.data.size() * static_cast<size_t>(ElementBytes(got.dtype)) != bytes.size()) {
+      return absl::InvalidArgumentError("measure: the reference's shape differs from output 0");
+    }
+    FromBytes(bytes, got);
+    m.relative_error = RelativeError(got, reference[0]);
+    m.tolerance_ratio = ReferenceToleranceRatio(got, reference[0], DefaultTolerance(got.dtype));
+    m.matches = m.tolerance_ratio <= 1;
+  }
+  // Timing: one graph with one call per input set.
+  PRISM_CU(d.cuStreamBeginCapture(stream, kCaptureModeRelaxed));
+  for (int64_t s = 0; s < sets; ++s) PRISM_RETURN_IF_ERROR(launch_all(s));
+  void* graph = nullptr;
+  PRISM_CU(d.cuStreamEndCapture(stream, &graph));
+  void* exec = nullptr;
+  PRISM_CU(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
+  void* e0 = nullptr;
+  void* e1 = nullptr;
+  PRISM_CU(d.cuEventCreate(&e0, 0));
+  PRISM_CU(d.cuEventCreate(&e1, 0));
+  for (int i = 0; i < options.warmup; ++i) PRISM_CU(d.cuGraphLaunch(exec, stream));
+  PRISM_CU(d.cuStreamSynchronize(stream));
+  std::vector<double> ts;
+  for (int i = 0; i < std::max(1, options.replays); ++i) {
+    PRISM_CU(d.cuEventRecord(e0, stream));
+    PRISM_CU(d.cuGraphLaunch(exec, stream));
+    PRISM_CU(d.cuEventRecord(e1, stream));
+    PRISM_CU(d.cuEventSynchronize(e1));
+    float ms = 0;
+    PRISM_CU(d.cuEventElapsedTime(&ms, e0, e1));
+    ts.push_back(ms * 1000.0 / static_cast<double>(sets));
+  }
+  std::sort(ts.begin(), ts.end());
+  m.median_us = ts[ts.size() / 2];
+  m.input_sets = static_cast<int>(sets);
+  return m;  // the process exits: no cleanup needed
+}
+
+}  // namespace
+
+bool DriverLibraryPresent() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return false;
+  dlclose(lib);
+  return true;
+}
+
+absl::StatusOr<DeviceInfo> QueryDevice(int ordinal, absl::Duration timeout) {
+  PRISM_ASSIGN_OR_RETURN(ChildResult r, RunInChild(
+                                            [ordinal]() -> absl::StatusOr<std::string> {
+                                              PRISM_ASSIGN_OR_RETURN(Driver d, LoadDriver());
+                                              PRISM_ASSIGN_OR_RETURN(DeviceInfo i,
+                                                                     QueryInProcess(d, ordinal));
+                                              nlohmann::json j = {{"name", i.name},
+                                                                  {"sms", i.sms},
+                                                                  {"cc_major", i.cc_major},
+                                                                  {"cc_minor", i.cc_minor},
+                                                                  {"driver", i.driver_version},
+                                                                  {"mem", i.total_memory_bytes},
+                                                                  {"l2", i.l2_bytes}};
+                                              return j.dump();
+                                            },
+                                            timeout));
+  PRISM_ASSIGN_OR_RETURN(std::string payload, FromChild(r, "the device query"));
+  const nlohmann::json j = nlohmann::json::parse(payload);
+  DeviceInfo i;
+  i.ordinal = ordinal;
+  i.name = j["name"];
+  i.sms = j["sms"];
+  i.cc_major = j["cc_major"];
+  i.cc_minor = j["cc_minor"];
+  i.driver_version = j["driver"];
+  i.total_memory_bytes = j["mem"];
+  i.l2_bytes = j["l2"];
+  return i;
+}
+
+absl::StatusOr<Measurement> MeasureInChild(int ordinal, const std::string& cubin,
+                                           const std::vector<codegen::LaunchConfig>& launches,
+                                           const BlockProgram& program,
+                                           const std::vector<Tensor>& inputs,
+                                           const std::vector<Tensor>& reference,
+                                           const MeasureOptions& options) {
+  PRISM_ASSIGN_OR_RETURN(
+      ChildResult r,
+      RunInChild(
+          [&]() -> absl::StatusOr<std::string> {
+            PRISM_ASSIGN_OR_RETURN(
+                Measurement m,
+                MeasureInProcess(ordinal, cubin, launches, program, inputs, reference, options));
+            nlohmann::json j = {
+                {"us", m.median_us},
+                {"sets", m.input_sets},
+                {"rel", std::isfinite(m.relative_error) ? m.relative_error : -1.0},
+                {"ratio", std::isfinite(m.tolerance_ratio) ? m.tolerance_ratio : -1.0},
+                {"matches", m.matches}};
+            return j.dump();
+          },
+          options.timeout));
+  PRISM_ASSIGN_OR_RETURN(std::string payload, FromChild(r, "the measurement"));
+  const nlohmann::json j = nlohmann::json::parse(payload);
+  Measurement m;
+  m.median_us = j["us"];
+  m.input_sets = j["sets"];
+  const double rel = j["rel"], ratio = j["ratio"];
+  m.relative_error = rel < 0 ? std::numeric_limits<double>::infinity() : rel;
+  m.tolerance_ratio = ratio < 0 ? std::numeric_limits<double>::infinity() : ratio;
+  m.matches = j["matches"];
+  return m;
+}
+
+// ---- compile cache --------------------------------------------------------------------------
+
+CompileCache::CompileCache(std::string dir) : dir_(std::move(dir)) {}
+
+std::string CompileCache::Key(absl::string_view source, int sm, absl::string_view nvrtc_version) {
+  uint64_t h = StableHashBytes(source);
+  h = HashCombine(h, static_cast<uint64_t>(sm));
+  h = HashCombine(h, StableHashBytes(nvrtc_version));
+  return HashToHex(h);
+}
+
+std::optional<std::string> CompileCache::Lookup(const std::string& key) const {
+  if (dir_.empty()) return std::nullopt;
+  std::ifstream in(std::filesystem::path(dir_) / (key + ".cubin"), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::Status CompileCache::Store(const std::string& key, absl::string_view cubin) const {
+  if (dir_.empty()) return absl::OkStatus();
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  const std::filesystem::path final_path = std::filesystem::path(dir_) / (key + ".cubin");
+  const std::filesystem::path tmp =
+      std::filesystem::path(dir_) / absl::StrCat(key, ".cubin.tmp", getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()))) {
+      return absl::InternalError(absl::StrCat("cannot write the compile cache '",
+                                              final_path.string(),
+                                              "': ", ec ? ec.message() : strerror(errno)));
+    }
+  }
+  std::filesystem::rename(tmp, final_path, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot write the compile cache '", final_path.string(), "': ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CachedCompile> CompileCached(const CompileCache& cache, absl::string_view source,
+                                            int sm) {
+  PRISM_ASSIGN_OR_RETURN(std::string version, codegen::NvrtcVersion());
+  const std::string key = CompileCache::Key(source, sm, version);
+  if (std::optional<std::string> hit = cache.Lookup(key)) return CachedCompile{*hit, true};
+  PRISM_ASSIGN_OR_RETURN(codegen::NvrtcResult r, codegen::CompileWithNvrtc(source, sm));
+  (void)cache.Store(key, r.cubin);
+  return CachedCompile{std::move(r.cubin), false};
+}
+
+namespace {
+void PutU64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+bool GetU64(const std::string& in, size_t& pos, uint64_t& v) {
+  if (pos + 8 > in.size()) return false;
+  std::memcpy(&v, in.data() + pos, 8);
+  pos += 8;
+  return true;
+}
+}  // namespace
+
+absl::StatusOr<std::vector<absl::StatusOr<CachedCompile>>> CompileInChild(
+    const CompileCache& cache, const std::vector<std::string>& sources, int sm,
+    absl::Duration timeout) {
+  // Framing per source: u64 kind (0 ok, 1 hit, else 2 + status code), u64 length, bytes.
+  PRISM_ASSIGN_OR_RETURN(
+      ChildResult r, RunInChild(
+                         [&]() -> absl::StatusOr<std::string> {
+                           std::vector<absl::StatusOr<CachedCompile>> results(
+                               sources.size(), absl::UnknownError("not run"));
+                           std::atomic<size_t> next{0};
+                           const size_t workers = std::max<size_t>(
+                               1,
+                               std::min<size_t>(sources.size(),
+                                                std::min(8u, std::thread::hardware_concurrency())));
+                           std::vector<std::thread> pool;
+                           for (size_t w = 0; w < workers; ++w) {
+                             pool.emplace_back([&] {
+                               for (size_t i = next++; i < sources.size(); i = next++) {
+                                 results[i] = CompileCached(cache, sources[i], sm);
+                               }
+                             });
+                           }
+                           for (std::thread& t : pool) t.join();
+                           std::string out;
+                           for (const absl::StatusOr<CachedCompile>& c : results) {
+                             if (c.ok()) {
+                               PutU64(out, c->cache_hit ? 1 : 0);
+                               PutU64(out, c->cubin.size());
+                               out += c->cubin;
+                             } else {
+                               PutU64(out, 2 + static_cast<uint64_t>(c.status().code()));
+                               PutU64(out, c.status().message().size());
+                               out += std::string(c.status().message());
+                             }
+                           }
+                           return out;
+                         },
+                         timeout));
+  PRISM_ASSIGN_OR_RETURN(std::string payload, FromChild(r, "the compilation"));
+  std::vector<absl::StatusOr<CachedCompile>> results;
+  size_t pos = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    uint64_t kind = 0, len = 0;
+    if (!GetU64(payload, pos, kind) || !GetU64(payload, pos, len) || pos + len > payload.size()) {
+      return absl::InternalError("the compilation child returned a truncated result");
+    }
+    std::string bytes = payload.substr(pos, len);
+    pos += len;
+    if (kind < 2) {
+      results.push_back(CachedCompile{std::move(bytes), kind == 1});
+    } else {
+      results.push_back(absl::Status(static_cast<absl::StatusCode>(kind - 2), bytes));
+    }
+  }
+  return results;
+}
+
+}  // namespace prism::runtime

@@ -1,0 +1,249 @@
+// `prism optimize FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
+//  [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--json]`: search,
+// generate, compile, measure (with a GPU) and select; writes DIR/kernel.cu, launch.json, host.h
+// and family.json (tune/tune.h, docs/optimize.md).
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "commands.h"
+#include "format.h"
+#include "nlohmann/json.hpp"
+#include "prism/base/status.h"
+#include "prism/smt/target.h"
+#include "prism/tune/tune.h"
+#include "program_source.h"
+
+namespace prism::cli {
+namespace {
+
+constexpr int64_t kDefaultTopFamilies = 3;
+
+std::string AssignmentText(const SGraph& g, const Assignment& a) {
+  std::vector<std::string> parts;
+  for (const Param& p : g.params()) {
+    auto it = a.find(p.name);
+    if (it != a.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+nlohmann::ordered_json AssignmentJson(const SGraph& g, const Assignment& a) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const Param& p : g.params()) {
+    auto it = a.find(p.name);
+    if (it != a.end()) j[p.name] = it->second;
+  }
+  return j;
+}
+
+// prism-out/<workload> or prism-out/<file stem>.
+std::string DefaultOutDir(const ParsedArgs& args) {
+  if (std::optional<std::string> w = args.String("--workload")) return "prism-out/" + *w;
+  return "prism-out/" + std::filesystem::path(args.positionals().at(0)).stem().string();
+}
+
+}  // namespace
+
+const CommandSpec& OptimizeSpec() {
+  static const auto* spec = [] {
+    auto* s = new CommandSpec{
+        .path = "optimize",
+        .usage =
+            "FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S] "
+            "[--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--json]",
+        .summary = "Search, generate CUDA, measure and select the fastest kernel for a program.",
+        .description =
+            "Runs the search (default settings; --budget-s sets its wall-clock budget), takes\n"
+            "the cheapest families by the cost model, instantiates each at its preferred\n"
+            "instance and a few neighbours, generates CUDA (families the code generator cannot\n"
+            "handle yet are skipped and listed), compiles with NVRTC, and selects: with a GPU,\n"
+            "the fastest measured candidate whose output matches the reference interpreter (each\n"
+            "measured in a child process: CUDA graph replay over input sets rotated past L2);\n"
+            "without one (--no-gpu, or no driver or device found), the cheapest by the cost\n"
+            "model, and says so. Writes DIR/kernel.cu, DIR/launch.json, DIR/host.h and\n"
+            "DIR/family.json (default DIR: prism-out/<workload or file stem>). --gpu N fails\n"
+            "when device N cannot be used; without --gpu or --no-gpu, GPU 0 is used when\n"
+            "present. docs/optimize.md.",
+        .positional = "FILE",
+        .max_positional = 1,
+        .options = ProgramSourceOptions()};
+    s->options.push_back(StringOption("--target", "NAME", "GPU target (prism hw list)", "h200"));
+    s->options.push_back(
+        IntOption("--budget-s", "S", "wall-clock budget of the search in seconds", 1, 86400, "30"));
+    s->options.push_back(
+        IntOption("--gpu", "N", "measure on GPU N (an error if it cannot be used)", 0, 63, "0"));
+    s->options.push_back(FlagOption("--no-gpu", "select by the cost model; no device is touched"));
+    s->options.push_back(
+        StringOption("--out", "DIR", "output directory", "prism-out/<workload or file stem>"));
+    s->options.push_back(IntOption("--top", "K", "families (that codegen can handle) to try", 1,
+                                   100, absl::StrCat(kDefaultTopFamilies)));
+    s->options.push_back(StringOption("--compile-cache", "DIR",
+                                      "reuse cubins compiled before (keyed by source, sm, NVRTC)"));
+    s->options.push_back(FlagOption("--json", "print one JSON object instead"));
+    return s;
+  }();
+  return *spec;
+}
+
+absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
+  if (args.Has("--gpu") && args.Flag("--no-gpu")) {
+    return absl::InvalidArgumentError("give at most one of --gpu or --no-gpu");
+  }
+  PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget(args.String("--target").value_or("h200")));
+  PRISM_ASSIGN_OR_RETURN(LoadedProgram loaded, LoadProgram(args));
+  const std::string out_dir = args.String("--out").value_or(DefaultOutDir(args));
+  tune::TuneOptions options;
+  options.search.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
+  options.top_families = static_cast<int>(args.Int("--top").value_or(kDefaultTopFamilies));
+  options.use_gpu = !args.Flag("--no-gpu");
+  options.require_gpu = args.Has("--gpu");
+  options.gpu = static_cast<int>(args.Int("--gpu").value_or(0));
+  options.compile_cache_dir = args.String("--compile-cache").value_or("");
+  if (io.err_is_terminal) {
+    options.search.progress = [&io](const search::SearchProgress& p) {
+      if (std::string_view(p.stage) == "done") {
+        io.err << "\r\033[K[tune] generating, compiling and measuring candidates..." << std::flush;
+      } else {
+        io.err << "\r\033[K[search " << p.stage << "] " << Significant(p.elapsed_s, 3) << " s"
+               << std::flush;
+      }
+    };
+  }
+  absl::StatusOr<tune::TuneResult> result = tune::Optimize(loaded.program, target, options);
+  if (io.err_is_terminal) io.err << "\r\033[K" << std::flush;
+  PRISM_RETURN_IF_ERROR(result.status());
+  const tune::TuneResult& r = *result;
+  PRISM_RETURN_IF_ERROR(tune::WriteOutputs(r, loaded.label, out_dir));
+  const tune::Candidate& c = r.chosen();
+  const search::FamilyResult& fr = r.chosen_family();
+
+  if (args.Flag("--json")) {
+    nlohmann::ordered_json j;
+    j["program"] = loaded.label;
+    j["target"] = target.name;
+    j["out"] = out_dir;
+    j["selection"] = tune::MethodName(r.method);
+    if (!r.no_gpu_reason.empty()) j["no_gpu_reason"] = r.no_gpu_reason;
+    if (r.device) {
+      j["device"] = {{"ordinal", r.device->ordinal},
+                     {"name", r.device->name},
+                     {"sms", r.device->sms},
+                     {"sm", r.device->sm()},
+                     {"driver_version", r.device->driver_version}};
+    }
+    j["nvrtc"] = r.nvrtc_version;
+    j["sm"] = r.sm;
+    j["search_s"] = r.search.elapsed_s;
+    j["families"] = r.search.families.size();
+    j["selected"] = {{"family", c.family + 1},
+                     {"kernels", fr.kernels},
+                     {"assignment", AssignmentJson(*fr.graph, c.assignment)},
+                     {"cost_us", c.cost_us}};
+    if (c.measurement) j["selected"]["measured_us"] = c.measurement->median_us;
+    j["codegen_skips"] = nlohmann::ordered_json::array();
+    for (const tune::CodegenSkip& s : r.codegen_skips) {
+      j["codegen_skips"].push_back(
+          {{"family", s.family + 1}, {"cost_us", s.cost_us}, {"message", s.message}});
+    }
+    j["candidates"] = nlohmann::ordered_json::array();
+    for (const tune::Candidate& k : r.candidates) {
+      nlohmann::ordered_json e = {
+          {"family", k.family + 1},
+          {"assignment", AssignmentJson(*r.search.families[k.family].graph, k.assignment)},
+          {"cost_us", k.cost_us},
+          {"compiled", k.compiled},
+          {"cache_hit", k.cache_hit}};
+      if (!k.compile_error.empty()) e["compile_error"] = k.compile_error;
+      if (k.measurement) {
+        e["measured_us"] = k.measurement->median_us;
+        e["input_sets"] = k.measurement->input_sets;
+        e["relative_error"] = k.measurement->relative_error;
+        e["matches"] = k.measurement->matches;
+      }
+      if (!k.measure_error.empty()) e["measure_error"] = k.measure_error;
+      j["candidates"].push_back(e);
+    }
+    io.out << j.dump(2) << "\n";
+    return absl::OkStatus();
+  }
+
+  std::string text = absl::StrCat("program   ", loaded.label, "\ntarget    ", target.name, "\n");
+  if (r.device) {
+    absl::StrAppend(&text, "device    GPU ", r.device->ordinal, ": ", r.device->name, " (sm_",
+                    r.device->sm(), ", ", r.device->sms, " SMs, driver ", r.device->driver_version,
+                    ")\n");
+  } else {
+    absl::StrAppend(&text, "device    none (", r.no_gpu_reason, ")\n");
+  }
+  absl::StrAppend(&text, "search    ", r.search.families.size(), " families in ",
+                  Significant(r.search.elapsed_s, 3), " s\n");
+  absl::StrAppend(&text, "candidates ", r.candidates.size(), " generated");
+  if (!r.codegen_skips.empty()) {
+    absl::StrAppend(&text, ", ", r.codegen_skips.size(), " families skipped by codegen");
+  }
+  absl::StrAppend(&text, "\n");
+  // Skips grouped by message (first occurrence order); --json lists each one.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const tune::CodegenSkip& s : r.codegen_skips) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == s.message; });
+    if (it == groups.end()) {
+      groups.push_back({s.message, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(s.family + 1);
+  }
+  for (const auto& [message, families] : groups) {
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < families.size() && i < 5; ++i)
+      ids.push_back(absl::StrCat("#", families[i]));
+    if (families.size() > 5) ids.push_back("...");
+    absl::StrAppend(&text, "  skipped ", families.size(), " (", absl::StrJoin(ids, " "),
+                    "): ", message, "\n");
+  }
+  if (r.method == tune::Method::kMeasured) {
+    for (const tune::Candidate& k : r.candidates) {
+      absl::StrAppend(&text, "  #", k.family + 1, " ",
+                      AssignmentText(*r.search.families[k.family].graph, k.assignment), "  cost ",
+                      Significant(k.cost_us, 4), " µs  ");
+      if (k.measurement) {
+        absl::StrAppend(&text, "measured ", Significant(k.measurement->median_us, 4), " µs, ",
+                        k.measurement->matches ? "matches" : "DIFFERS from",
+                        " the reference (rel. error ",
+                        Significant(k.measurement->relative_error, 3), ")\n");
+      } else if (!k.compile_error.empty()) {
+        absl::StrAppend(&text, "did not compile: ", k.compile_error, "\n");
+      } else {
+        absl::StrAppend(&text, "not measured: ", k.measure_error, "\n");
+      }
+    }
+  }
+  absl::StrAppend(&text, "\nselected  family #", c.family + 1, " (", fr.kernels, " kernel",
+                  fr.kernels == 1 ? "" : "s", ") at ", AssignmentText(*fr.graph, c.assignment),
+                  "\n          cost lower bound ", Significant(c.cost_us, 4), " µs");
+  if (c.measurement) {
+    absl::StrAppend(&text, ", measured ", Significant(c.measurement->median_us, 4),
+                    " µs (CUDA graph over ", c.measurement->input_sets,
+                    " input sets; matches the reference, rel. error ",
+                    Significant(c.measurement->relative_error, 3), ")");
+  }
+  absl::StrAppend(&text, "\n");
+  if (r.method == tune::Method::kCostModel) {
+    absl::StrAppend(
+        &text, "          selected by the cost model, not measured (no GPU: ", r.no_gpu_reason, ")",
+        r.sm > 0 ? absl::StrCat("; compiles with NVRTC ", r.nvrtc_version, " for sm_", r.sm)
+                 : "; not compiled (built without NVRTC)",
+        "\n");
+  }
+  absl::StrAppend(&text, "wrote     ", out_dir, "/{kernel.cu, launch.json, host.h, family.json}\n");
+  io.out << text;
+  return absl::OkStatus();
+}
+
+}  // namespace prism::cli

@@ -1,0 +1,131 @@
+// `prism optimize` in-process through RunCli with --no-gpu (the cost model selects): text and
+// JSON output, the files written (and the default --out), and the error paths by exact message.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tools/cli.h"
+
+namespace prism::cli {
+namespace {
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+// Every run without the search's wall-clock budget (results must not depend on the load).
+Result RunPrism(std::vector<std::string> args) {
+  if (args.size() > 1) {
+    args.push_back("--budget-s");
+    args.push_back("86400");
+  }
+  std::ostringstream out, err;
+  const int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string Tmp(const std::string& name) {
+  const std::string d =
+      ::testing::TempDir() + "/prism_opt_" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// A small rmsnorm_linear (search and codegen well under a second).
+std::string SmallProgram(const std::string& dir) {
+  const std::string path = dir + "/small.prism";
+  std::ofstream(path) << "X = input f16[4, 128]\nW = input f16[128, 64]\n"
+                         "Y = matmul(rms_norm(X, -1), W)\noutput Y\n";
+  return path;
+}
+
+TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
+  const std::string dir = Tmp("text");
+  const Result r = RunPrism({"optimize", SmallProgram(dir), "--no-gpu", "--out", dir + "/out"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const std::string& s :
+       {std::string("program   ") + dir + "/small.prism\n",
+        std::string("device    none (--no-gpu)\n"),
+        std::string("selected  family #1 (1 kernel) at "), std::string("cost lower bound "),
+        std::string("selected by the cost model, not measured (no GPU: --no-gpu)"),
+        "wrote     " + dir + "/out/{kernel.cu, launch.json, host.h, family.json}\n"}) {
+    EXPECT_THAT(r.out, HasSubstr(s));
+  }
+  for (const char* f : {"kernel.cu", "launch.json", "host.h", "family.json"}) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/out/" + f)) << f;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OptimizeCliTest, JsonAndTheDefaultOutputDirectory) {
+  const std::string dir = Tmp("json");
+  const std::string program = SmallProgram(dir);
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const Result r = RunPrism({"optimize", program, "--no-gpu", "--json"});
+  std::filesystem::current_path(cwd);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["selection"], "cost model");
+  EXPECT_EQ(j["no_gpu_reason"], "--no-gpu");
+  EXPECT_EQ(j["out"], "prism-out/small");
+  EXPECT_EQ(j["selected"]["family"], 1);
+  EXPECT_TRUE(j["selected"]["assignment"].is_object());
+  EXPECT_TRUE(j["selected"]["cost_us"].is_number());
+  EXPECT_TRUE(j["codegen_skips"].is_array());
+  EXPECT_GE(j["candidates"].size(), 1u);
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/prism-out/small/kernel.cu"));
+  std::filesystem::remove_all(dir);
+}
+
+struct ErrorCase {
+  std::vector<std::string> args;
+  int code;
+  std::string err_prefix;
+};
+
+TEST(OptimizeCliTest, ErrorsByExactMessage) {
+  const std::string dir = Tmp("err");
+  std::ofstream(dir + "/file") << "x";
+  const std::string program = SmallProgram(dir);
+  const ErrorCase cases[] = {
+      {{"optimize", program, "--gpu", "0", "--no-gpu"},
+       2,
+       "prism: error: give at most one of --gpu or --no-gpu\n"},
+      {{"optimize", "--workload", "nope", "--no-gpu"}, 2, "prism: error: unknown workload 'nope'"},
+      {{"optimize", "--workload", "lora", "--no-gpu", "--out", dir + "/lora"},
+       2,
+       "prism: error: no family can be generated as CUDA yet: "},
+      {{"optimize", "--workload", "ntrans", "--no-gpu", "--out", dir + "/ntrans"},
+       2,
+       "prism: error: no family can be generated as CUDA yet: "},
+      {{"optimize", program, "--no-gpu", "--out", dir + "/file/out"},
+       2,
+       "prism: error: cannot create the output directory '" + dir + "/file/out': "},
+      {{"optimize", program, "--top", "0", "--no-gpu"}, 2, "prism: error: "},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.args[1] + " " + c.args[2]);
+    const Result r = RunPrism(c.args);
+    EXPECT_EQ(r.code, c.code) << r.err;
+    EXPECT_THAT(r.err, StartsWith(c.err_prefix));
+    EXPECT_EQ(r.out, "");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace prism::cli

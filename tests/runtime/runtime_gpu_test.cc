@@ -1,0 +1,58 @@
+// runtime/ on a GPU (ctest label gpu; skips without a driver or device): the device query and
+// the measurement of a generated rmsnorm_linear instance against the emulator.
+#include <string>
+#include <vector>
+
+#include "block/fixtures/fixtures.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "prism/block/emulator.h"
+#include "prism/codegen/codegen.h"
+#include "prism/codegen/nvrtc.h"
+#include "prism/ir/interpreter.h"
+#include "prism/runtime/runtime.h"
+#include "testing/status_matchers.h"
+
+namespace prism::runtime {
+namespace {
+using ::prism::testing::StatusIs;
+
+TEST(RuntimeGpuTest, QueriesAndMeasures) {
+  absl::StatusOr<DeviceInfo> dev = QueryDevice(0);
+  if (!dev.ok()) GTEST_SKIP() << dev.status().message();
+  if (!codegen::NvrtcAvailable()) GTEST_SKIP() << "built without NVRTC";
+  EXPECT_FALSE(dev->name.empty());
+  EXPECT_GT(dev->sms, 0);
+  EXPECT_GE(dev->sm(), 80);
+  EXPECT_GT(dev->driver_version, 0);
+  EXPECT_THAT(
+      QueryDevice(1000).status(),
+      StatusIs(absl::StatusCode::kUnavailable, ::testing::StartsWith("no GPU with ordinal 1000")));
+
+  ASSERT_OK_AND_ASSIGN(
+      fixtures::Fixture f,
+      fixtures::MakeFixture("rmsnorm_linear", {{"M", 16}, {"K", 1024}, {"N", 512}}));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                       Instantiate(f.graph, {{"g", 8}, {"F", 4}, {"T", 256}, {"S", 2}}));
+  ASSERT_OK_AND_ASSIGN(codegen::GeneratedCode code, codegen::GenerateCuda(p));
+  // Compiled in a child: NVRTC here would break cuInit in the measuring child.
+  ASSERT_OK_AND_ASSIGN(auto compiled, CompileInChild(CompileCache(""), {code.source}, dev->sm()));
+  ASSERT_EQ(compiled.size(), 1u);
+  ASSERT_OK(compiled[0].status());
+  const CachedCompile& r = *compiled[0];
+  const std::vector<Tensor> inputs = RandomInputs(f.program, 3);
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> ref, Emulate(p, inputs));
+  ASSERT_OK_AND_ASSIGN(Measurement m, MeasureInChild(0, r.cubin, code.launches, p, inputs, ref));
+  EXPECT_TRUE(m.matches) << m.relative_error;
+  EXPECT_LT(m.relative_error, 2e-3);
+  EXPECT_GT(m.median_us, 0);
+  EXPECT_GE(m.input_sets, 2);
+  // A wrong reference is reported as a mismatch, not an error.
+  std::vector<Tensor> wrong = ref;
+  for (double& v : wrong[0].data) v += 100;
+  ASSERT_OK_AND_ASSIGN(Measurement w, MeasureInChild(0, r.cubin, code.launches, p, inputs, wrong));
+  EXPECT_FALSE(w.matches);
+}
+
+}  // namespace
+}  // namespace prism::runtime
