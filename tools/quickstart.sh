@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Quick start: installs what is missing, builds prism (Release, ninja) and runs it on the
 # built-in default workload, rmsnorm_linear at batch 8: `prism check` (shapes, work, roofline
-# floor on an H200) and `prism eval` (the reference interpreter on seeded random inputs).
-# (When the optimizer lands this becomes `prism optimize`.)
+# floor on an H200) and `prism optimize` (search, proofs, Z3 pruning, CUDA generation; on a
+# machine with an NVIDIA GPU it measures the candidates, elsewhere it selects by the cost model
+# and says so), writing kernel.cu, launch.json, host.h and family.json to
+# $BUILD_DIR/quickstart-out/.
 #
 #   tools/quickstart.sh            # build dir: build-release/ (override with BUILD_DIR=...)
 set -euo pipefail
@@ -24,4 +26,4 @@ cmake --build "$BUILD_DIR" -j "$JOBS" --target prism
 prism="$BUILD_DIR/bin/prism"
 set -x
 "$prism" check --workload rmsnorm_linear --batch 8 --target h200
-"$prism" eval --workload rmsnorm_linear --batch 8
+"$prism" optimize --workload rmsnorm_linear --batch 8 --target h200 --out "$BUILD_DIR/quickstart-out"
