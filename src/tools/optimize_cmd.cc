@@ -24,24 +24,6 @@ namespace {
 
 constexpr int64_t kDefaultTopFamilies = 3;
 
-std::string AssignmentText(const SGraph& g, const Assignment& a) {
-  std::vector<std::string> parts;
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
-  }
-  return absl::StrJoin(parts, " ");
-}
-
-nlohmann::ordered_json AssignmentJson(const SGraph& g, const Assignment& a) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) j[p.name] = it->second;
-  }
-  return j;
-}
-
 // prism-out/<workload> or prism-out/<file stem>.
 std::string DefaultOutDir(const ParsedArgs& args) {
   if (std::optional<std::string> w = args.String("--workload")) return "prism-out/" + *w;

@@ -43,25 +43,6 @@ nlohmann::ordered_json ParamsJson(const SGraph& g) {
   return params;
 }
 
-// The assignment in parameter-declaration order (Assignment is an unordered map).
-nlohmann::ordered_json AssignmentJson(const SGraph& g, const Assignment& a) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) j[p.name] = it->second;
-  }
-  return j;
-}
-
-std::string AssignmentText(const SGraph& g, const Assignment& a) {
-  std::vector<std::string> parts;
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
-  }
-  return absl::StrJoin(parts, " ");
-}
-
 // One progress line (overwritten in place): stage, time, rates and counts.
 std::string ProgressLine(const search::SearchProgress& p) {
   std::string s = absl::StrCat("\r\033[K[", p.stage, "] ", Significant(p.elapsed_s, 3), " s  ");

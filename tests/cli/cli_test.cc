@@ -23,6 +23,7 @@
 #include "prism/smt/target.h"
 #include "testing/status_matchers.h"
 #include "tools/options.h"
+#include "tools/format.h"
 #include "tools/targets.h"
 
 namespace prism::cli {
@@ -624,6 +625,27 @@ TEST(OptionsTest, HelpText) {
             "  --mode M     mode (a | b)\n"
             "  --name NAME  a name\n"
             "  --help, -h   show this help and exit\n");
+}
+
+TEST(FormatTest, AssignmentsInParameterOrder) {
+  SGraph g("g");
+  ASSERT_OK(g.AddParam("gx", ParamRole::kGrid, *Domain::DivisorsOf(64)).status());
+  ASSERT_OK(g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(64)).status());
+  ASSERT_OK(g.AddParam("T", ParamRole::kThreads, *Domain::Set({64, 128})).status());
+  struct Row {
+    Assignment a;
+    std::string text, json;
+  };
+  const std::vector<Row> rows = {
+      {{{"T", 128}, {"gx", 8}, {"F", 4}}, "gx=8 F=4 T=128", R"({"gx":8,"F":4,"T":128})"},
+      {{{"F", 2}}, "F=2", R"({"F":2})"},
+      {{{"unknown", 1}}, "", "{}"},
+      {{}, "", "{}"},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(AssignmentText(g, r.a), r.text);
+    EXPECT_EQ(AssignmentJson(g, r.a).dump(), r.json);
+  }
 }
 
 TEST(OptionsTest, EditDistanceAndClosestMatch) {
