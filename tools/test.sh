@@ -82,7 +82,7 @@ if [ "$fuzz" = 1 ]; then
            "'if(PRISM_FUZZ) add_subdirectory(tests/fuzz) endif()'" >&2
       exit 1
     fi
-    cmake --build build-fuzz -j "$JOBS" --target parse_fuzzer
+    cmake --build build-fuzz -j "$JOBS" --target parse_fuzzer roundtrip_fuzzer
     step "parser fuzzer (${FUZZ_SECONDS} s)"
     bash tests/fuzz/run_fuzz.sh build-fuzz "$FUZZ_SECONDS"
   else
