@@ -505,16 +505,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, "  }\n");
   } else {
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
-    if (stages == 1) {
-      absl::StrAppend(&s,
-                      "    load_stage(it, 0);\n    CpAsyncCommit();\n    "
-                      "CpAsyncWait<0>();\n    __syncthreads();\n");
-    } else {
-      absl::StrAppend(&s, "    CpAsyncWait<kStages - 2>();\n    __syncthreads();\n");
-      absl::StrAppend(&s,
-                      "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + "
-                      "kStages - 1) % kStages);\n    CpAsyncCommit();\n");
-    }
+    absl::StrAppend(&s, PipelineIterationHead(stages));
     absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
     absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
     if (rms_v_ >= 0) absl::StrAppend(&s, vinv_code("base", "vinv"), "    __syncthreads();\n");

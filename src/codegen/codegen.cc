@@ -438,19 +438,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                   "#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n"
                   "    if (st < kF) load_stage(st, st);\n    CpAsyncCommit();\n  }\n");
   absl::StrAppend(&s, "  for (int it = 0; it < kF; ++it) {\n");
-  if (stages == 1) {
-    absl::StrAppend(&s,
-                    "    load_stage(it, 0);\n    CpAsyncCommit();\n    "
-                    "CpAsyncWait<0>();\n    __syncthreads();\n");
-  } else {
-    // Iteration it's group is complete once at most S-2 are pending; after the
-    // barrier every warp has finished iteration it-1, whose stage ((it+S-1) %
-    // S) is refilled next.
-    absl::StrAppend(&s, "    CpAsyncWait<kStages - 2>();\n    __syncthreads();\n");
-    absl::StrAppend(&s,
-                    "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + "
-                    "kStages - 1) % kStages);\n    CpAsyncCommit();\n");
-  }
+  absl::StrAppend(&s, internal::PipelineIterationHead(stages));
   absl::StrAppend(&s, "    const unsigned char* base = smem + (it % kStages) * ",
                   launch.stage_bytes, ";\n");
   const int64_t kchunks = kt_ / kMmaK;

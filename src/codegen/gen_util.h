@@ -41,6 +41,12 @@ std::string TileOrigin(const ConcreteBlockGraph& k, int i, int dim, bool with_lo
 // Unimplemented for other dtypes (the message names the tensor).
 absl::StatusOr<std::string> DeviceElemType(const ConcreteTensor& t);
 
+// The head of one forloop iteration over an S-stage cp.async ring (`load_stage(iter, stage)`,
+// kStages and kF defined by the kernel): with one stage, load iteration `it` and wait for it;
+// else wait until iteration it's group is complete (at most S-2 pending), barrier (every warp
+// has finished it-1), and refill the stage of it-1 with iteration it+S-1.
+std::string PipelineIterationHead(int64_t stages);
+
 // "t_<name>": the kernel parameter of tensor `t`.
 std::string ParamName(const BlockProgram& p, int tensor);
 
