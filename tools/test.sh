@@ -51,8 +51,11 @@ bash tools/setup.sh
 step "Release build (build-release/, -DPRISM_WERROR=$WERROR)"
 # -Wno-restrict: GCC 12 reports false -Wrestrict positives inside libstdc++'s std::string at
 # -O3 (GCC bug 105329), which -Werror would turn into failures of correct code.
+# PRISM_UNITY_BUILD: one translation unit per library module (and per opted-in test binary):
+# the build is mostly header and inline-template time, paid once per module instead of once
+# per file (docs/development.md, "CI time" in performance.md).
 configure build-release -DCMAKE_BUILD_TYPE=Release -DPRISM_WERROR="$WERROR" \
-  -DCMAKE_CXX_FLAGS="-Wno-restrict"
+  -DCMAKE_CXX_FLAGS="-Wno-restrict" -DPRISM_UNITY_BUILD=ON
 cmake --build build-release -j "$JOBS" 2>&1 | tee build-release/build.log
 warnings=$(grep -c 'warning:' build-release/build.log || true)
 echo "test.sh: $warnings compiler warning(s) in this build (build-release/build.log)"
@@ -61,10 +64,11 @@ run_tests build-release
 
 if [ "$asan" = 1 ]; then
   step "ASan + UBSan build (build-asan/)"
-  # -g1 (line tables, no variable info): sanitizer reports keep file:line, and the build is
-  # lighter than with full debug info on a 2-core CI machine.
-  configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_SANITIZE=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+  # -O1 -g1 (line tables, no variable info): what the sanitizers' documentation recommends;
+  # reports keep file:line, and the build is far lighter than -O2 with full debug info on a
+  # 2-core CI machine.
+  configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_SANITIZE=ON -DPRISM_UNITY_BUILD=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   cmake --build build-asan -j "$JOBS"
   step "tests (ASan + UBSan)"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \

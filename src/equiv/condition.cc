@@ -152,7 +152,7 @@ std::optional<bool> ExtentIs(Args a) {
 }
 
 using K = ArgKind;
-const std::vector<PredicateInfo>& Table() {
+const std::vector<PredicateInfo>& PredicateTable() {
   static const std::vector<PredicateInfo>* table = new std::vector<PredicateInfo>{
       {"free-of", {K::kTensor, K::kAxis}, "t's value does not depend on axis ax", FreeOf},
       {"dim-is", {K::kTensor, K::kInt, K::kInt}, "dim d is k normalized for t's rank", DimIs},
@@ -179,10 +179,10 @@ const std::vector<PredicateInfo>& Table() {
 
 }  // namespace
 
-absl::Span<const PredicateInfo> AllPredicates() { return Table(); }
+absl::Span<const PredicateInfo> AllPredicates() { return PredicateTable(); }
 
 const PredicateInfo* FindPredicate(absl::string_view name) {
-  for (const PredicateInfo& p : Table()) {
+  for (const PredicateInfo& p : PredicateTable()) {
     if (p.name == name) return &p;
   }
   return nullptr;

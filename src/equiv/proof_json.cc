@@ -26,16 +26,6 @@ absl::string_view KindName(Justification::Kind k) {
   return "?";
 }
 
-// Names of the input leaves of `t` (0-ary nodes without payload that are not operators).
-void CollectInputs(const Term& t, std::set<std::string>& out) {
-  for (uint32_t i = 0; i < t.size(); ++i) {
-    const TermNode& n = t.node(i);
-    if (n.children.empty() && n.payload.is_none() && FindTermOp(n.op) == nullptr) {
-      out.insert(std::string(n.op.name()));
-    }
-  }
-}
-
 }  // namespace
 
 Json ProofToJson(const Explanation& proof, const TensorEnv& env, const RuleSet& rules,

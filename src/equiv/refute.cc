@@ -9,21 +9,13 @@
 #include "absl/strings/str_join.h"
 #include "prism/base/rng.h"
 #include "prism/equiv/language.h"
+#include "index_math.h"
 
 namespace prism::equiv {
 namespace {
 
 constexpr int64_t kCandidates[] = {2, 4, 3, 8, 1, 16, 6, 5};
 constexpr size_t kMaxCombinations = 4096;
-
-void CollectInputs(const Term& t, std::set<std::string>& out) {
-  for (uint32_t i = 0; i < t.size(); ++i) {
-    const TermNode& n = t.node(i);
-    if (n.children.empty() && n.payload.is_none() && FindTermOp(n.op) == nullptr) {
-      out.insert(std::string(n.op.name()));
-    }
-  }
-}
 
 void CollectVars(const ExprContext& ctx, Expr e, std::set<std::string>& out) {
   for (Expr v : FreeVars(ctx, e)) out.insert(ctx.var_name(v));
@@ -35,15 +27,6 @@ std::string MapString(const std::map<std::string, int64_t>& m) {
   return absl::StrJoin(parts, ", ");
 }
 
-// The index of flat offset `e` in a row-major tensor of `shape`.
-std::vector<int64_t> Unflatten(int64_t e, const Shape& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t k = shape.size(); k-- > 0;) {
-    idx[k] = e % shape[k];
-    e /= shape[k];
-  }
-  return idx;
-}
 
 }  // namespace
 
@@ -205,7 +188,7 @@ RandomTestResult RandomTest(const ExprContext& ctx, const TensorEnv& env, const 
         ++compared;
         if (std::abs(x - y) <= options.rtol * std::max(std::abs(x), std::abs(y)) + options.atol * scale) continue;
         cx.block = {block.begin(), block.end()};
-        cx.index = Unflatten(static_cast<int64_t>(e), root_a);
+        cx.index = internal::Unflatten(static_cast<int64_t>(e), root_a);
         cx.first = x;
         cx.second = y;
         cx.detail = absl::StrFormat("element %s is %.17g vs %.17g", ShapeToString(cx.index), x, y);

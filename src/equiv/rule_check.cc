@@ -27,6 +27,7 @@
 #include "prism/equiv/tensor_analysis.h"
 #include "prism/equiv/term.h"
 #include "prism/smt/solver.h"
+#include "index_math.h"
 
 namespace prism::equiv {
 namespace {
@@ -295,20 +296,8 @@ int64_t NumElements(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::vector<int64_t> Unflatten(int64_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t i = shape.size(); i-- > 0;) {
-    idx[i] = flat % shape[i];
-    flat /= shape[i];
-  }
-  return idx;
-}
-
-int64_t Flatten(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
-  int64_t flat = 0;
-  for (size_t i = 0; i < shape.size(); ++i) flat = flat * shape[i] + idx[i];
-  return flat;
-}
+using internal::Flatten;
+using internal::Unflatten;
 
 // The element of `t` that broadcasting against an output of rank out_rank reads at `idx`.
 const smt::Term& Broadcast(const SymTensor& t, const std::vector<int64_t>& idx) {
@@ -718,7 +707,7 @@ RuleInstanceCheck CheckInstance(const Rewrite& rule, const Candidate& c, ExprCon
     return out;
   };
   if (!c.rhs_problem.empty()) {
-    out.verdict = Verdict::kRefuted;
+    out.verdict = prism::Verdict::kRefuted;
     out.reason = absl::StrCat(c.rhs_problem, " (instance ", out.lhs, " with ", out.shapes, ")");
     return finish();
   }
@@ -781,7 +770,7 @@ RuleInstanceCheck CheckInstance(const Rewrite& rule, const Candidate& c, ExprCon
                              {absl::StrCat("rule ", rule.name, ": ", out.lhs, " = ", out.rhs)});
   }
   s.Pop();
-  if (r.verdict == Verdict::kProved) {
+  if (r.verdict == prism::Verdict::kProved) {
     out.reason = "unsat";
     // Guard against a vacuous proof: the premises (axioms, non-zero divisors, sqrt domains)
     // alone must not be contradictory. A small budget: a contradiction is found at once, and
@@ -791,14 +780,14 @@ RuleInstanceCheck CheckInstance(const Rewrite& rule, const Candidate& c, ExprCon
     const smt::Budget small{std::min<int64_t>(options.timeout_ms, 1000), options.rlimit / 40};
     const smt::CheckResult sat =
         s.Check(absl::StrCat("rule.", rule.name, ".premises"), small, plain);
-    if (sat.verdict == Verdict::kProved) {
-      out.verdict = Verdict::kUnknown;
+    if (sat.verdict == prism::Verdict::kProved) {
+      out.verdict = prism::Verdict::kUnknown;
       out.reason =
           "vacuous: the premises (axioms, non-zero divisors, sqrt domains) are contradictory";
     }
   }
-  if (r.verdict == Verdict::kProved) {
-  } else if (r.verdict == Verdict::kRefuted) {
+  if (r.verdict == prism::Verdict::kProved) {
+  } else if (r.verdict == prism::Verdict::kRefuted) {
     std::string element = "some element";
     for (size_t i = 0; i < where.size(); ++i) {
       if (r.evaluated[2 * i] != r.evaluated[2 * i + 1]) {
@@ -874,25 +863,25 @@ RuleCheckResult ValidateRule(const Rewrite& rule, ExprContext& ctx,
   int proved = 0;
   for (const Candidate* c : chosen) {
     RuleInstanceCheck check = CheckInstance(rule, *c, ctx, options);
-    const Verdict v = check.verdict;
+    const prism::Verdict v = check.verdict;
     result.instances.push_back(std::move(check));
-    if (v == Verdict::kRefuted) {
-      result.verdict = Verdict::kRefuted;
+    if (v == prism::Verdict::kRefuted) {
+      result.verdict = prism::Verdict::kRefuted;
       result.reason = result.instances.back().reason;
       break;
     }
-    if (v == Verdict::kProved) ++proved;
+    if (v == prism::Verdict::kProved) ++proved;
   }
-  if (result.verdict != Verdict::kRefuted && !chosen.empty()) {
+  if (result.verdict != prism::Verdict::kRefuted && !chosen.empty()) {
     if (proved == static_cast<int>(chosen.size())) {
-      result.verdict = Verdict::kProved;
+      result.verdict = prism::Verdict::kProved;
       std::vector<std::string> shapes;
       for (const RuleInstanceCheck& i : result.instances) shapes.push_back(i.shapes);
       result.reason = absl::StrCat(proved, " instantiation", proved == 1 ? "" : "s", ": ",
                                    absl::StrJoin(shapes, " | "));
     } else {
       for (const RuleInstanceCheck& i : result.instances) {
-        if (i.verdict == Verdict::kUnknown) {
+        if (i.verdict == prism::Verdict::kUnknown) {
           result.reason = absl::StrCat("instance ", i.lhs, ": ", i.reason);
           break;
         }

@@ -16,7 +16,7 @@ struct SymbolTable {
   absl::flat_hash_map<std::string, uint32_t> index{{std::string(), 0}};
 };
 
-SymbolTable& Table() {
+SymbolTable& TheSymbolTable() {
   static SymbolTable* table = new SymbolTable();  // never destroyed: symbols outlive statics
   return *table;
 }
@@ -24,7 +24,7 @@ SymbolTable& Table() {
 }  // namespace
 
 Symbol::Symbol(absl::string_view name) {
-  SymbolTable& t = Table();
+  SymbolTable& t = TheSymbolTable();
   std::lock_guard<std::mutex> lock(t.mu);
   auto it = t.index.find(name);
   if (it != t.index.end()) {
@@ -37,7 +37,7 @@ Symbol::Symbol(absl::string_view name) {
 }
 
 Symbol Symbol::FromHandle(uint32_t handle) {
-  SymbolTable& t = Table();
+  SymbolTable& t = TheSymbolTable();
   {
     std::lock_guard<std::mutex> lock(t.mu);
     PRISM_CHECK(handle < t.names.size(), "no symbol with handle ", handle);
@@ -48,7 +48,7 @@ Symbol Symbol::FromHandle(uint32_t handle) {
 }
 
 absl::string_view Symbol::name() const {
-  SymbolTable& t = Table();
+  SymbolTable& t = TheSymbolTable();
   std::lock_guard<std::mutex> lock(t.mu);
   return t.names[id_];  // deque elements never move
 }

@@ -13,6 +13,7 @@
 #include "prism/base/check.h"
 #include "prism/base/status.h"
 #include "sexpr.h"
+#include "prism/equiv/language.h"
 
 namespace prism::equiv {
 
@@ -301,6 +302,15 @@ absl::StatusOr<Term> ParseTerm(ExprContext& ctx, absl::string_view text) {
   Term t;
   PRISM_RETURN_IF_ERROR(BuildTerm(ctx, forms[0], t).status());
   return t;
+}
+
+void CollectInputs(const Term& t, std::set<std::string>& out) {
+  for (uint32_t i = 0; i < t.size(); ++i) {
+    const TermNode& n = t.node(i);
+    if (n.children.empty() && n.payload.is_none() && FindTermOp(n.op) == nullptr) {
+      out.insert(std::string(n.op.name()));
+    }
+  }
 }
 
 }  // namespace prism::equiv

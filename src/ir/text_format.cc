@@ -402,7 +402,7 @@ std::optional<double> ToDouble(absl::string_view text) {
 
 // ---- syntax tree -----------------------------------------------------------------------------
 // An operand: a named tensor or a nested op application.
-struct Operand {
+struct CallOperand {
   int call = -1;           // index into Parser::calls_ for a nested application, else -1
   absl::string_view name;  // the referenced name when call < 0
   SourceLoc loc;
@@ -411,7 +411,7 @@ struct Operand {
 // One op application (or input declaration) = one Node.
 struct Call {
   Node node;  // op, attributes, dtype/shape (inputs), name, loc, comments; operands unresolved
-  std::vector<Operand> operands;
+  std::vector<CallOperand> operands;
   int statement = -1;  // index of the statement it belongs to
 };
 
@@ -430,7 +430,7 @@ struct OutputStatement {
 // One argument inside op(...) before it is checked against the op's signature.
 struct Arg {
   enum Kind { kTensor, kNumber, kEps } kind = kTensor;
-  Operand tensor;  // kTensor
+  CallOperand tensor;  // kTensor
   Token number;    // kNumber, kEps (the number after "eps=")
   SourceLoc loc;   // where the argument starts
 };
@@ -849,7 +849,7 @@ class Parser {
       }
     };
     for (Call& call : calls_) {
-      for (Operand& operand : call.operands) {
+      for (CallOperand& operand : call.operands) {
         if (operand.call >= 0) continue;
         if (auto it = named_.find(operand.name); it != named_.end()) {
           operand.call = it->second;
@@ -882,7 +882,7 @@ class Parser {
     std::vector<int> pending(n, 0);
     std::vector<std::vector<int>> users(n);
     for (const Call& call : calls_) {
-      for (const Operand& operand : call.operands) {
+      for (const CallOperand& operand : call.operands) {
         const int dep = calls_[operand.call].statement;
         if (dep == call.statement) continue;  // nested in the same statement
         ++pending[call.statement];
@@ -924,7 +924,7 @@ class Parser {
     ProgramBuilder builder;
     for (int c : call_order) {
       Call& call = calls_[c];
-      for (const Operand& operand : call.operands) {
+      for (const CallOperand& operand : call.operands) {
         call.node.operands.push_back(TensorId(id_of[operand.call]));
       }
       const TensorId id = builder.AddNode(std::move(call.node));

@@ -63,7 +63,7 @@ struct RuleInstanceCheck {
   std::string lhs;      // the instantiated left side, e.g. "(sum (partition in_t 1 @x 2) 1)"
   std::string rhs;      // the instantiated right side
   std::string shapes;   // "in_t: [2, 6]; ..." the leaf shapes
-  Verdict verdict = Verdict::kUnknown;
+  prism::Verdict verdict = prism::Verdict::kUnknown;
   std::string reason;
   double seconds = 0;
   std::string smtlib;   // when RuleCheckOptions::keep_smtlib
@@ -72,7 +72,7 @@ struct RuleInstanceCheck {
 struct RuleCheckResult {
   std::string rule;
   std::string location;  // "file:line:col"
-  Verdict verdict = Verdict::kUnknown;
+  prism::Verdict verdict = prism::Verdict::kUnknown;
   // kProved: "N instantiations: ..."; kRefuted: the counterexample (instance, element, both
   // values, leaf values); kUnknown: why.
   std::string reason;

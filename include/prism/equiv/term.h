@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +133,10 @@ std::string PathToString(absl::Span<const int> path);
 // Formats a real so that it reads back bit-exactly and always contains '.', 'e' or 'E'
 // (the shortest such decimal form).
 std::string FormatReal(double v);
+
+// Inserts into `out` the names of `t`'s input leaves: 0-ary nodes without payload whose name
+// is not an operator of the term language (language.h).
+void CollectInputs(const Term& t, std::set<std::string>& out);
 
 }  // namespace prism::equiv
 
