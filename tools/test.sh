@@ -81,7 +81,10 @@ if [ "$fuzz" = 1 ]; then
     step "parser fuzzer build (build-fuzz/, clang, ASan + UBSan)"
     configure build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
       -DCMAKE_CXX_COMPILER=clang++ -DPRISM_FUZZ=ON -DPRISM_BUILD_TESTS=OFF
-    if ! ninja -C build-fuzz -t targets all | grep -q '^parse_fuzzer:'; then
+    # The target list is read whole first: `ninja ... | grep -q` fails under pipefail when grep
+    # exits at its first match while ninja is still writing (SIGPIPE).
+    fuzz_targets=$(ninja -C build-fuzz -t targets all)
+    if ! grep -q '^parse_fuzzer:' <<<"$fuzz_targets"; then
       echo "test.sh: error: no parse_fuzzer target with -DPRISM_FUZZ=ON; CMakeLists.txt needs" \
            "'if(PRISM_FUZZ) add_subdirectory(tests/fuzz) endif()'" >&2
       exit 1
