@@ -9,6 +9,9 @@ namespace prism_dev {
 
 typedef unsigned short f16_t;  // an IEEE binary16 value, stored as bits
 typedef unsigned int u32_t;
+struct __align__(16) U32x4 {  // 16 bytes: vectorized global loads and stores
+  u32_t x, y, z, w;
+};
 
 __device__ __forceinline__ float F16ToF32(f16_t h) {
   float f;

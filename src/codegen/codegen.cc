@@ -29,6 +29,7 @@ using internal::Ident;
 #include "device_common_source.inc"  // kDeviceCommonCuh: kernels/prism/device_common.cuh
 
 constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;
+constexpr int64_t kMaxAccumulatorRegs = 192;  // per thread; more would spill
 constexpr int64_t kPadElems = 8;  // 16 bytes of f16 per shared row: conflict-free fragments
 
 struct LoopInput {
@@ -39,7 +40,19 @@ struct LoopInput {
 
 struct MatMulPlan {
   int op = -1, acc = -1, a = -1, b = -1;
+  int64_t n = 0;           // the N tile
   int64_t red_offset = 0;  // bytes within the reduction buffer
+  // A chained loop matmul (lora's split: acc_sum((X·A)·B)): `a` is the inner loop matmul X·A
+  // (inner_, [M, 16], never stored), `b` a loop-invariant [16, N] input whose fragments are
+  // read once from global memory into registers before the loop.
+  bool chained = false;
+};
+
+// An after-loop matmul acc_sum(loop matmul) · (loop-invariant input tile): e.g. lora's
+// (X·A)·B. Evaluated per output element in f32 (R multiply-adds, B read from global memory).
+struct PostMatMulPlan {
+  int op = -1, acc = -1, b = -1;
+  int64_t r = 0;  // the contracted extent
 };
 
 struct SumSqPlan {
@@ -81,10 +94,15 @@ class KernelGen {
   std::vector<LoopInput> inputs_;
   std::map<int, int> input_index_;  // op → inputs_ index
   std::vector<MatMulPlan> matmuls_;
+  std::vector<MatMulPlan> inner_;  // loop matmuls consumed only by a chained matmul
   std::vector<SumSqPlan> sumsqs_;
+  std::vector<PostMatMulPlan> post_matmuls_;
+  std::set<int> invariant_inputs_;  // loop-invariant input ops (read from global memory)
+  std::set<int> post_operands_;     // accumulators used only as an after-loop matmul's A
   std::set<int> fused_;  // loop ops emitted as part of an accumulator (square)
   std::vector<int> outputs_;
-  int64_t mt_ = 0, kt_ = 0, nt_ = 0;  // matmul tile (all matmuls share M and K)
+  int64_t mt_ = 0, kt_ = 0;  // matmul tile (all loop matmuls share M and K)
+  int64_t nt_ = 0;            // the after-loop tile's N (the stored tiles')
   int mtiles_ = 0;
   int warps_ = 0, wn_ = 1, wk_ = 1;
   // Per after-loop expression: emitted variable name.
@@ -112,7 +130,11 @@ absl::Status KernelGen::Analyze() {
         if (t.shape.size() != 2 || op.tile.size() != 2)
           return Err(i, "only rank-2 tiles are supported");
         if (op.walks_groups) return Err(i, "forloops over partial-result groups are not supported");
-        if (op.fmap == kReplicate) return Err(i, "loop-invariant input tiles are not supported");
+        if (op.fmap == kReplicate) {
+          // Only as the B operand of an after-loop matmul (checked there and below).
+          invariant_inputs_.insert(i);
+          break;
+        }
         if (op.tile[1] % 8 != 0 || t.shape[1] % 8 != 0) {
           return Err(i, "tile rows must be whole 16-byte chunks (columns a multiple of 8)");
         }
@@ -127,6 +149,52 @@ absl::Status KernelGen::Analyze() {
       }
       case BlockOpKind::kMatMul: {
         const int a = op.operands[0], b = op.operands[1];
+        if (op.phase == Phase::kAfter) {
+          const ConcreteBlockOp& acc = k_.ops[a];
+          const bool acc_of_matmul =
+              acc.kind == BlockOpKind::kAccSum &&
+              std::any_of(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
+                return m.acc == a;
+              });
+          if (!acc_of_matmul || uses[a] != 1 || !invariant_inputs_.count(b)) {
+            return Err(i,
+                       "an after-loop matmul must be acc_sum(matmul) · (a loop-invariant input "
+                       "tile), its A operand used by nothing else");
+          }
+          if (acc.tile.size() != 2 || k_.ops[b].tile.size() != 2) {
+            return Err(i, "only rank-2 tiles are supported");
+          }
+          PostMatMulPlan pm;
+          pm.op = i;
+          pm.acc = a;
+          pm.b = b;
+          pm.r = acc.tile[1];
+          post_matmuls_.push_back(pm);
+          post_operands_.insert(a);
+          break;
+        }
+        if (auto in = std::find_if(matmuls_.begin(), matmuls_.end(),
+                                   [&](const MatMulPlan& m) { return m.op == a; });
+            in != matmuls_.end() && invariant_inputs_.count(b)) {
+          // (X·A)·B inside the loop: X·A per K chunk on tensor cores, rounded to f16 as the
+          // A operand of ·B (B: [16, N], one k16 step).
+          if (uses[a] != 1 || in->n != kMmaK || k_.ops[b].tile[0] != kMmaK ||
+              k_.ops[b].tile[1] % kMmaN != 0) {
+            return Err(i,
+                       "a matmul of a loop matmul must be (X·A)·B with X·A [M, 16] used by "
+                       "nothing else and B a loop-invariant [16, N] tile, N a multiple of 8");
+          }
+          inner_.push_back(*in);
+          matmuls_.erase(in);
+          MatMulPlan m;
+          m.op = i;
+          m.a = a;
+          m.b = b;
+          m.n = k_.ops[b].tile[1];
+          m.chained = true;
+          matmuls_.push_back(m);
+          break;
+        }
         if (!input_index_.count(a) || !input_index_.count(b)) {
           return Err(i, "matmul operands must be loop input tiles");
         }
@@ -137,14 +205,13 @@ absl::Status KernelGen::Analyze() {
         if (!matmuls_.empty() && (ta[0] != mt_ || ta[1] != kt_)) {
           return Err(i, "all matmuls of a kernel must share the M and K tile extents");
         }
-        if (!matmuls_.empty() && tb[1] != nt_) return Err(i, "all matmuls must share the N tile");
         mt_ = ta[0];
         kt_ = ta[1];
-        nt_ = tb[1];
         MatMulPlan m;
         m.op = i;
         m.a = a;
         m.b = b;
+        m.n = tb[1];
         matmuls_.push_back(m);
         break;
       }
@@ -196,7 +263,17 @@ absl::Status KernelGen::Analyze() {
         break;
       case BlockOpKind::kOutput: {
         const ConcreteTensor& t = p_.tensors[op.tensor];
-        if (t.dtype != DType::kF16) return Err(i, "only f16 outputs are supported");
+        // f32 outputs: the partial results of a split reduction (kernel 1 of a split-K
+        // family), stored unrounded; only of an accumulator (acc_sum of a matmul, Σx²).
+        const ConcreteBlockOp& src = k_.ops[op.operands[0]];
+        const bool acc_src = src.kind == BlockOpKind::kAccSum ||
+                             src.kind == BlockOpKind::kAccSumSqLast ||
+                             src.kind == BlockOpKind::kAccSumLast;
+        if (t.dtype == DType::kF32 && !acc_src) {
+          return Err(i, "f32 outputs are supported only of an accumulator (split partials)");
+        }
+        if (t.dtype != DType::kF16 && t.dtype != DType::kF32)
+          return Err(i, "only f16 and f32 outputs are supported");
         if (t.shape.size() != 2 || op.tile.size() != 2)
           return Err(i, "only rank-2 tiles are supported");
         if (k_.ops[op.operands[0]].phase != Phase::kAfter) {
@@ -211,6 +288,25 @@ absl::Status KernelGen::Analyze() {
   }
   for (int f : fused_) {
     if (k_.ops[f].phase != Phase::kLoop) return Err(f, "square outside the loop");
+  }
+  for (int in : invariant_inputs_) {
+    for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+      const ConcreteBlockOp& op = k_.ops[i];
+      for (size_t j = 0; j < op.operands.size(); ++j) {
+        if (op.operands[j] != in) continue;
+        const bool post_b =
+            j == 1 && (std::any_of(post_matmuls_.begin(), post_matmuls_.end(),
+                                   [&](const PostMatMulPlan& m) { return m.op == i; }) ||
+                       std::any_of(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
+                         return m.chained && m.op == i;
+                       }));
+        if (!post_b) {
+          return Err(in,
+                     "loop-invariant input tiles are supported only as the B operand of an "
+                     "after-loop or a chained matmul");
+        }
+      }
+    }
   }
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
@@ -228,12 +324,30 @@ absl::Status KernelGen::Analyze() {
   if (outputs_.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("codegen: kernel ", kname_, " has no output"));
   }
-  // After-loop tiles and outputs are evaluated per element of the matmul tile
+  // After-loop tiles and outputs are evaluated per element of the stored tile
   // [mt_, nt_] (extent-1 dims broadcast); anything else would be indexed
-  // wrongly.
+  // wrongly. (An after-loop matmul's A operand is read at (m, r) instead.)
+  // (The widest stored tile: a split's Σx² partial is [M, 1] next to the [M, N] product.)
+  nt_ = 0;
+  for (int o : outputs_) nt_ = std::max(nt_, k_.ops[o].tile[1]);
+  for (const MatMulPlan& m : matmuls_) {
+    if (!post_operands_.count(m.acc) && m.n != nt_) {
+      return Err(m.op, absl::StrCat("the N tile (", m.n, ") differs from the stored tile's (",
+                                    nt_, ")"));
+    }
+  }
+  for (const PostMatMulPlan& pm : post_matmuls_) {
+    const Shape& tb = k_.ops[pm.b].tile;
+    const Shape& ta = k_.ops[pm.acc].tile;
+    if (ta[0] != mt_ || tb[0] != pm.r || tb[1] != nt_) {
+      return Err(pm.op, absl::StrCat("the after-loop matmul must be [", mt_, ", R] · [R, ", nt_,
+                                     "]"));
+    }
+  }
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
     if (op.phase != Phase::kAfter && op.kind != BlockOpKind::kOutput) continue;
+    if (post_operands_.count(i)) continue;
     if (op.tile.size() != 2 || (op.tile[0] != 1 && op.tile[0] != mt_) ||
         (op.tile[1] != 1 && op.tile[1] != nt_)) {
       return Err(i, absl::StrCat("after-loop tiles must be [", mt_, " or 1, ", nt_,
@@ -246,9 +360,13 @@ absl::Status KernelGen::Analyze() {
   mtiles_ = static_cast<int>((mt_ + kMmaM - 1) / kMmaM);
   // Warps: split N (wn_) only when the K tile has fewer 16-wide chunks than
   // warps.
-  const int64_t kc = kt_ / kMmaK, ntiles = nt_ / kMmaN;
+  const int64_t kc = kt_ / kMmaK;
+  auto n_splits = [&](int w) {
+    return std::all_of(matmuls_.begin(), matmuls_.end(),
+                       [&](const MatMulPlan& m) { return (m.n / kMmaN) % w == 0; });
+  };
   wn_ = 1;
-  while (warps_ / wn_ > kc && ntiles % (wn_ * 2) == 0 && warps_ % (wn_ * 2) == 0) wn_ *= 2;
+  while (warps_ / wn_ > kc && n_splits(wn_ * 2) && warps_ % (wn_ * 2) == 0) wn_ *= 2;
   wk_ = warps_ / wn_;
   // Stage layout.
   int64_t off = 0;
@@ -279,8 +397,26 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
       const MatMulPlan& mm = *std::find_if(matmuls_.begin(), matmuls_.end(),
                                            [&](const MatMulPlan& x) { return x.acc == i; });
       e = absl::StrCat("ReduceAcc(reinterpret_cast<const float*>(smem + ", mm.red_offset, "), ", m,
-                       " * ", nt_, " + ", n, ", ", mtiles_ * kMmaM * nt_, ")");
+                       " * ", mm.n, " + ", n, ", ", mtiles_ * kMmaM * mm.n, ")");
       break;
+    }
+    case BlockOpKind::kMatMul: {
+      // acc_sum(loop matmul) · B (loop-invariant, from global memory), r ascending.
+      const PostMatMulPlan& pm = *std::find_if(post_matmuls_.begin(), post_matmuls_.end(),
+                                               [&](const PostMatMulPlan& x) { return x.op == i; });
+      const MatMulPlan& mm = *std::find_if(matmuls_.begin(), matmuls_.end(),
+                                           [&](const MatMulPlan& x) { return x.acc == pm.acc; });
+      const ConcreteTensor& tb = p_.tensors[k_.ops[pm.b].tensor];
+      absl::StrAppend(&body_, "      float ", v, " = 0.0f;  // ", OpLabel(i), "\n");
+      absl::StrAppend(&body_, "      {\n        const f16_t* bp = ", ParamName(k_.ops[pm.b].tensor),
+                      " + (", TileOrigin(pm.b, 0, false), ") * ", tb.shape[1], "LL + ",
+                      TileOrigin(pm.b, 1, false), " + n;\n");
+      absl::StrAppend(&body_, "#pragma unroll\n        for (int r = 0; r < ", pm.r, "; ++r) ", v,
+                      " += ReduceAcc(reinterpret_cast<const float*>(smem + ", mm.red_offset,
+                      "), ", m, " * ", mm.n, " + r, ", mtiles_ * kMmaM * mm.n,
+                      ") * F16ToF32(bp[(long long)r * ", tb.shape[1], "LL]);\n      }\n");
+      emitted_[i] = v;
+      return v;
     }
     case BlockOpKind::kAccSumSqLast:
     case BlockOpKind::kAccSumLast: {
@@ -359,6 +495,17 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   launch.grid = k_.grid;
   launch.threads = k_.threads;
   const int64_t stages = std::max<int64_t>(1, k_.stages);
+  auto ntw_of = [&](const MatMulPlan& m) { return static_cast<int>(m.n / kMmaN / wn_); };
+  launch.accumulator_regs = static_cast<int64_t>(sumsqs_.size()) * mtiles_ * 2;
+  for (const MatMulPlan& m : matmuls_) launch.accumulator_regs += mtiles_ * ntw_of(m) * 4;
+  if (launch.accumulator_regs > kMaxAccumulatorRegs) {
+    // Compile-time indexed f32 accumulators live in registers; past this they spill (e.g. a
+    // split family whose blocks keep the whole N = 6144 row: 768 n8 tiles).
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "codegen: kernel ", kname_, " needs ", launch.accumulator_regs,
+        " f32 accumulator registers per thread (matmul N tile ", matmuls_.front().n, " over ",
+        wn_, " warp(s) along N), over the limit of ", kMaxAccumulatorRegs));
+  }
   launch.stage_bytes = inputs_.back().offset + inputs_.back().rows * inputs_.back().pitch * 2;
   // Reduction buffer: per matmul WK × (16·mtiles) × N f32; per sum of squares
   // WK × 16·mtiles.
@@ -366,7 +513,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   int64_t red = 0;
   for (MatMulPlan& m : matmuls_) {
     m.red_offset = red;
-    red += wk_ * mrows * nt_ * 4;
+    red += wk_ * mrows * m.n * 4;
   }
   for (SumSqPlan& s : sumsqs_) {
     s.red_offset = red;
@@ -380,23 +527,10 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
         " bytes of shared memory (", stages, " stages of ", launch.stage_bytes,
         " B, reduction buffer ", red, " B), over the limit of ", options_.max_dynamic_smem_bytes));
   }
-  const int ntw = static_cast<int>(nt_ / kMmaN / wn_);
-  launch.accumulator_regs = static_cast<int64_t>(matmuls_.size()) * mtiles_ * ntw * 4 +
-                            static_cast<int64_t>(sumsqs_.size()) * mtiles_ * 2;
 
   // Arguments: every tensor an input or output op touches, by tensor index.
-  std::map<int, bool> args;
-  for (const ConcreteBlockOp& op : k_.ops) {
-    if (op.kind == BlockOpKind::kInput) args.emplace(op.tensor, false);
-    if (op.kind == BlockOpKind::kOutput) args[op.tensor] = true;
-  }
-  std::vector<std::string> params;
-  for (const auto& [t, written] : args) {
-    launch.args.push_back(t);
-    launch.written.push_back(written);
-    params.push_back(
-        absl::StrCat(written ? "" : "const ", "prism_dev::f16_t* __restrict__ ", ParamName(t)));
-  }
+  std::string params;
+  PRISM_RETURN_IF_ERROR(internal::KernelParams(p_, k_, kname_, launch, params));
 
   std::string s;
   absl::StrAppend(&s, "// kernel ", kname_, ": grid (", k_.grid[0], ", ", k_.grid[1], ", ",
@@ -404,7 +538,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                   " stage(s); matmul tile ", mt_, "x", nt_, "x", kt_, " (", mtiles_,
                   " m16 tile(s)); warps ", wk_, " along K x ", wn_, " along N\n");
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ") ",
-                  launch.function, "(", absl::StrJoin(params, ", "), ") {\n");
+                  launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, "  using namespace prism_dev;\n");
   absl::StrAppend(&s, "  extern __shared__ __align__(16) unsigned char smem[];\n");
   absl::StrAppend(&s, "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n");
@@ -425,12 +559,30 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   absl::StrAppend(&s, "  };\n");
   // Accumulators.
   for (const MatMulPlan& m : matmuls_) {
+    const int ntw = ntw_of(m);
     absl::StrAppend(&s, "  float acc", m.op, "[", mtiles_, "][", ntw, "][4] = {};  // ",
                     OpLabel(m.acc), "\n");
   }
   for (const SumSqPlan& q : sumsqs_) {
     absl::StrAppend(&s, "  float ssl", q.acc, "[", mtiles_, "] = {}, ssh", q.acc, "[", mtiles_,
                     "] = {};  // ", OpLabel(q.acc), "\n");
+  }
+  // Chained matmuls: the invariant B [16, N] tile's fragments, once, from global memory.
+  for (const MatMulPlan& m : matmuls_) {
+    if (!m.chained) continue;
+    const int ntw = ntw_of(m);
+    const ConcreteTensor& tb = p_.tensors[k_.ops[m.b].tensor];
+    absl::StrAppend(&s, "  u32_t bf", m.op, "[", ntw, "][2];  // ", OpLabel(m.b), "\n");
+    absl::StrAppend(&s, "  {\n    const f16_t* bp = ", ParamName(k_.ops[m.b].tensor), " + (",
+                    TileOrigin(m.b, 0, false), ") * ", tb.shape[1], "LL + ",
+                    TileOrigin(m.b, 1, false), ";\n");
+    absl::StrAppend(&s, "    const int g = lane >> 2, t = lane & 3;\n",
+                    "#pragma unroll\n    for (int nt = 0; nt < ", ntw,
+                    "; ++nt) {\n      const f16_t* q = bp + (2 * t) * ", tb.shape[1],
+                    "LL + (wn * ", ntw, " + nt) * 8 + g;\n");
+    absl::StrAppend(&s, "      bf", m.op, "[nt][0] = Pack2(q[0], q[", tb.shape[1],
+                    "LL]);\n      bf", m.op, "[nt][1] = Pack2(q[8 * ", tb.shape[1], "LL], q[9 * ",
+                    tb.shape[1], "LL]);\n    }\n  }\n");
   }
   // Pipeline prologue.
   absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
@@ -448,8 +600,13 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   if (kchunks % wk_ != 0) absl::StrAppend(&s, "      if (kc >= ", kchunks, ") break;\n");
   // A fragments, one set per distinct A input.
   std::vector<int> a_inputs;
-  for (const MatMulPlan& m : matmuls_) {
-    if (std::find(a_inputs.begin(), a_inputs.end(), m.a) == a_inputs.end()) a_inputs.push_back(m.a);
+  for (const std::vector<MatMulPlan>* list : {&matmuls_, &inner_}) {
+    for (const MatMulPlan& m : *list) {
+      if (m.chained) continue;
+      if (std::find(a_inputs.begin(), a_inputs.end(), m.a) == a_inputs.end()) {
+        a_inputs.push_back(m.a);
+      }
+    }
   }
   for (int a : a_inputs) {
     const LoopInput& in = inputs_[input_index_.at(a)];
@@ -477,6 +634,32 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     absl::StrAppend(&s, "      }\n");
   }
   for (const MatMulPlan& m : matmuls_) {
+    const int ntw = ntw_of(m);
+    if (m.chained) {
+      // (X·A)·B: the inner X·A over this k16 chunk (all 16 columns in every warp; the warps
+      // along K each hold a partial), rounded to f16: its m16n8 accumulator pairs are the
+      // m16k16 A fragment of ·B.
+      const MatMulPlan& in = *std::find_if(inner_.begin(), inner_.end(),
+                                           [&](const MatMulPlan& x) { return x.op == m.a; });
+      const LoopInput& ain = inputs_[input_index_.at(in.b)];
+      absl::StrAppend(&s, "      {  // ", OpLabel(in.op), " then ", OpLabel(m.op), "\n");
+      absl::StrAppend(&s, "        u32_t b4[4];\n        LoadBFragmentX4(b4, reinterpret_cast<"
+                      "const f16_t*>(base + ", ain.offset, "), ", ain.pitch,
+                      ", kc * 16, 0, lane);\n");
+      absl::StrAppend(&s,
+                      "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};\n");
+      absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
+                      "; ++mt) {\n          float xa[2][4] = {};\n          MmaM16N8K16(xa[0], a",
+                      in.a, "[mt], b0);\n          MmaM16N8K16(xa[1], a", in.a, "[mt], b1);\n");
+      absl::StrAppend(&s,
+                      "          const u32_t pa[4] = {PackF16x2(xa[0][0], xa[0][1]), "
+                      "PackF16x2(xa[0][2], xa[0][3]), PackF16x2(xa[1][0], xa[1][1]), "
+                      "PackF16x2(xa[1][2], xa[1][3])};\n");
+      absl::StrAppend(&s, "#pragma unroll\n          for (int nt = 0; nt < ", ntw,
+                      "; ++nt) MmaM16N8K16(acc", m.op, "[mt][nt], pa, bf", m.op,
+                      "[nt]);\n        }\n      }\n");
+      continue;
+    }
     const LoopInput& in = inputs_[input_index_.at(m.b)];
     const std::string bptr =
         absl::StrCat("reinterpret_cast<const f16_t*>(base + ", in.offset, "), ", in.pitch);
@@ -510,16 +693,18 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                   "  {\n    const int g = lane >> 2, t = lane & 3;\n    "
                   "(void)g; (void)t;\n");
   for (const MatMulPlan& m : matmuls_) {
+    const int ntw = ntw_of(m);
+    const int64_t nt = m.n;
     absl::StrAppend(&s, "    {\n    float* red = reinterpret_cast<float*>(smem + ", m.red_offset,
-                    ") + wk * ", mrows * nt_, ";\n");
+                    ") + wk * ", mrows * nt, ";\n");
     absl::StrAppend(&s, "#pragma unroll\n    for (int mt = 0; mt < ", mtiles_,
                     "; ++mt)\n#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) {\n");
     absl::StrAppend(&s, "      const int r = mt * 16 + g, c = (wn * ", ntw,
                     " + nt) * 8 + 2 * t;\n");
-    absl::StrAppend(&s, "      red[r * ", nt_, " + c] = acc", m.op, "[mt][nt][0];\n");
-    absl::StrAppend(&s, "      red[r * ", nt_, " + c + 1] = acc", m.op, "[mt][nt][1];\n");
-    absl::StrAppend(&s, "      red[(r + 8) * ", nt_, " + c] = acc", m.op, "[mt][nt][2];\n");
-    absl::StrAppend(&s, "      red[(r + 8) * ", nt_, " + c + 1] = acc", m.op,
+    absl::StrAppend(&s, "      red[r * ", nt, " + c] = acc", m.op, "[mt][nt][0];\n");
+    absl::StrAppend(&s, "      red[r * ", nt, " + c + 1] = acc", m.op, "[mt][nt][1];\n");
+    absl::StrAppend(&s, "      red[(r + 8) * ", nt, " + c] = acc", m.op, "[mt][nt][2];\n");
+    absl::StrAppend(&s, "      red[(r + 8) * ", nt, " + c + 1] = acc", m.op,
                     "[mt][nt][3];\n    }\n    }\n");
   }
   for (const SumSqPlan& q : sumsqs_) {
@@ -546,14 +731,17 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     body_.clear();
     const std::string v = ElementExpr(op.operands[0], op.tile);
     absl::StrAppend(&s, "  {  // ", OpLabel(o), " → ", t.name, "\n");
-    absl::StrAppend(&s, "    f16_t* out = ", ParamName(op.tensor), " + (", TileOrigin(o, 0, false),
+    const bool f32_out = t.dtype == DType::kF32;
+    absl::StrAppend(&s, "    ", f32_out ? "float" : "f16_t", "* out = ", ParamName(op.tensor),
+                    " + (", TileOrigin(o, 0, false),
                     ") * ", t.shape[1], "LL + ", TileOrigin(o, 1, false), ";\n");
     absl::StrAppend(&s, "    for (int e = tid; e < ", op.tile[0] * op.tile[1],
                     "; e += ", k_.threads, ") {\n");
     absl::StrAppend(&s, "      const int m = e / ", op.tile[1], ", n = e % ", op.tile[1],
                     ";\n      (void)m; (void)n;\n");
     absl::StrAppend(&s, body_);
-    absl::StrAppend(&s, "      out[(long long)m * ", t.shape[1], "LL + n] = F32ToF16(", v, ");\n");
+    absl::StrAppend(&s, "      out[(long long)m * ", t.shape[1], "LL + n] = ",
+                    f32_out ? v : absl::StrCat("F32ToF16(", v, ")"), ";\n");
     absl::StrAppend(&s, "    }\n  }\n");
   }
   absl::StrAppend(&s, "}\n");

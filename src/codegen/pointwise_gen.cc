@@ -9,6 +9,17 @@
 // reading the loop inputs' elements straight from global memory (no shared memory), adds into
 // f32 accumulators in iteration order (the emulator's order), then evaluates the after-loop
 // ops and stores. Tiles of extent 1 broadcast.
+//
+// rms over the last dim (ntrans: rms(X + α ⊙ (rms(H) − X))): the kernel must have no forloop
+// (forloop 1, no acc_sum) and every rms tile must be the stored tile; one graph block is one
+// thread block (P = 1: a row is reduced within the block). Each rms op q, in op order, gets a
+// pass over the tile that recomputes its operand from global memory (inputs are re-read, from
+// L1/L2 after the first pass), sums the squares per row (f32, one register per row, warp
+// shuffles, then the warps' partials through shared memory) and stores inv_q[row] =
+// 1/sqrt(Σ/C + eps) in shared memory; the final pass computes the outputs with rms_q(x) =
+// x · inv_q[row]. At most 32 rows per block. When each thread has E = rows·C/T elements with
+// T dividing C and E · (inputs) ≤ 96, the inputs are loaded once into registers up front (all
+// loads in flight together; thread t holds elements j·T + t) and every pass reads them there.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -71,13 +82,67 @@ class PointwiseGen {
   // The statement computing op `i` at the current output element (indices i0, i1, ...).
   std::string Statement(int i, const Shape& out_tile) const;
   std::string Var(int i) const { return absl::StrCat("v", i); }
+  // The store of output op `o` at the current element (indices i0, i1, ...).
+  std::string StoreStatement(int o) const;
+  // The ops `root` depends on (itself included), in op order.
+  std::set<int> Needed(int root) const;
 
   const BlockProgram& p_;
   const ConcreteBlockGraph& k_;
   std::string kname_;
   const CodegenOptions& options_;
   std::vector<int> outputs_;
+  std::vector<int> rms_;          // rms ops, in op order
+  int64_t rms_rows_ = 0, rms_cols_ = 0;  // the stored tile as rows × last dim (with rms)
+  int64_t reg_elems_ = 0;  // > 0: inputs cached in registers, this many elements per thread
+  int64_t vec_ = 1;        // 8: the cached inputs are loaded (and outputs stored) 16 bytes at a time
+  // The row-major address of the current element (indices i0, i1, ...) in op i's tensor (an
+  // input or output whose tile is the stored tile).
+  std::string Addr(int i, bool with_loop) const;
 };
+
+std::string PointwiseGen::Addr(int i, bool with_loop) const {
+  const ConcreteTensor& t = p_.tensors[k_.ops[i].tensor];
+  std::string addr;
+  int64_t stride = 1;
+  for (size_t d = t.shape.size(); d-- > 0;) {
+    const std::string term = absl::StrCat(
+        "(", TileOrigin(k_, i, static_cast<int>(d), with_loop, kAxes), " + i", d, ")");
+    addr = addr.empty() ? absl::StrCat(term, " * ", stride, "LL")
+                        : absl::StrCat(term, " * ", stride, "LL + ", addr);
+    stride *= t.shape[d];
+  }
+  return addr;
+}
+
+std::string PointwiseGen::StoreStatement(int o) const {
+  const ConcreteBlockOp& out = k_.ops[o];
+  const ConcreteTensor& t = p_.tensors[out.tensor];
+  std::string addr;
+  int64_t stride = 1;
+  for (size_t d = t.shape.size(); d-- > 0;) {
+    const std::string term =
+        absl::StrCat("(", TileOrigin(k_, o, static_cast<int>(d), false, kAxes), " + i", d, ")");
+    addr = addr.empty() ? absl::StrCat(term, " * ", stride, "LL")
+                        : absl::StrCat(term, " * ", stride, "LL + ", addr);
+    stride *= t.shape[d];
+  }
+  const std::string v = Var(out.operands[0]);
+  return absl::StrCat(ParamName(p_, out.tensor), "[", addr,
+                      "] = ", t.dtype == DType::kF16 ? absl::StrCat("F32ToF16(", v, ")") : v, ";");
+}
+
+std::set<int> PointwiseGen::Needed(int root) const {
+  std::set<int> need;
+  std::vector<int> stack = {root};
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    if (!need.insert(i).second) continue;
+    for (int x : k_.ops[i].operands) stack.push_back(x);
+  }
+  return need;
+}
 
 absl::Status PointwiseGen::Analyze() {
   if (k_.threads % 32 != 0 || k_.threads < 32 || k_.threads > 1024) {
@@ -104,6 +169,12 @@ absl::Status PointwiseGen::Analyze() {
       case BlockOpKind::kBinary:
       case BlockOpKind::kInvRms:
         break;
+      case BlockOpKind::kRms:
+        if (op.dim != static_cast<int>(op.tile.size()) - 1) {
+          return Err(i, "rms is supported only over the last dim");
+        }
+        rms_.push_back(i);
+        break;
       case BlockOpKind::kAccSum:
         if (k_.ops[op.operands[0]].phase != Phase::kLoop) {
           return Err(i, "acc_sum of a loop-invariant tile is not supported");
@@ -112,7 +183,7 @@ absl::Status PointwiseGen::Analyze() {
       default:
         return Err(i,
                    "the pointwise template (no matmul) supports only inputs, elementwise ops, "
-                   "inv_rms and acc_sum");
+                   "inv_rms, rms and acc_sum");
     }
   }
   if (outputs_.empty()) {
@@ -138,6 +209,46 @@ absl::Status PointwiseGen::Analyze() {
       for (int x : k_.ops[i].operands) stack.push_back(x);
     }
   }
+  if (!rms_.empty()) {
+    const Shape& out = k_.ops[outputs_.front()].tile;
+    if (k_.forloop != 1) {
+      return Err(rms_.front(), absl::StrCat("rms is supported only in kernels without a forloop "
+                                            "(forloop ", k_.forloop, ")"));
+    }
+    for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+      if (k_.ops[i].kind == BlockOpKind::kAccSum) {
+        return Err(i, "acc_sum in a kernel with rms is not supported");
+      }
+    }
+    for (int o : outputs_) {
+      if (k_.ops[o].tile != out) return Err(o, "with rms, every stored tile must be the same");
+    }
+    for (int q : rms_) {
+      if (k_.ops[q].tile != out || k_.ops[k_.ops[q].operands[0]].tile != out) {
+        return Err(q, "rms is supported only over the stored tile (operand and result)");
+      }
+    }
+    rms_cols_ = out.back();
+    rms_rows_ = 1;
+    for (size_t d = 0; d + 1 < out.size(); ++d) rms_rows_ *= out[d];
+    if (rms_rows_ > 32) {
+      return Err(rms_.front(), absl::StrCat("rms over ", rms_rows_,
+                                            " rows per block (at most 32 are supported)"));
+    }
+    int64_t inputs = 0;
+    for (const ConcreteBlockOp& op : k_.ops) inputs += op.kind == BlockOpKind::kInput ? 1 : 0;
+    const int64_t elems = rms_rows_ * rms_cols_ / k_.threads;
+    if (rms_cols_ % k_.threads == 0 && elems * inputs <= 96) reg_elems_ = elems;
+    // 16-byte vectors: f16 tensors whose tiles are the stored tile and span the tensor's last
+    // dim (so 8 consecutive elements are contiguous and 16-byte aligned), C a multiple of 8·T.
+    bool vec = reg_elems_ > 0 && rms_cols_ % (8 * k_.threads) == 0;
+    for (const ConcreteBlockOp& op : k_.ops) {
+      if (op.kind != BlockOpKind::kInput && op.kind != BlockOpKind::kOutput) continue;
+      const ConcreteTensor& t = p_.tensors[op.tensor];
+      if (t.dtype != DType::kF16 || op.tile != out || t.shape.back() != rms_cols_) vec = false;
+    }
+    if (vec) vec_ = 8;
+  }
   return absl::OkStatus();
 }
 
@@ -149,6 +260,10 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile) const {
   std::string e;
   switch (op.kind) {
     case BlockOpKind::kInput: {
+      if (reg_elems_ > 0) {  // cached (Generate)
+        e = absl::StrCat("x", i, "[q]");
+        break;
+      }
       const ConcreteTensor& t = p_.tensors[op.tensor];
       // Row-major address: Σ_d (origin_d + index_d) · stride_d.
       std::string addr;
@@ -179,6 +294,9 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile) const {
       e = absl::StrCat("1.0f / sqrtf(", Var(op.operands[0]), " / ",
                        FloatLit(static_cast<double>(op.count)), " + ", FloatLit(op.eps), ")");
       break;
+    case BlockOpKind::kRms:  // the row's factor from its pass (Generate)
+      e = absl::StrCat(Var(op.operands[0]), " * inv", i, "[e / ", rms_cols_, "]");
+      break;
     default:
       PRISM_UNREACHABLE("pointwise op kind ", GetBlockOpInfo(op.kind).name);
   }
@@ -198,8 +316,12 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
     for (int64_t d : k_.ops[o].tile) n *= d;
     most = std::max(most, n);
   }
+  // With rms a row must stay in one thread block: P = 1.
   const int64_t parts =
-      std::max<int64_t>(1, std::min((most + k_.threads - 1) / k_.threads, 65535 / k_.grid[2]));
+      !rms_.empty()
+          ? 1
+          : std::max<int64_t>(1,
+                              std::min((most + k_.threads - 1) / k_.threads, 65535 / k_.grid[2]));
   launch.grid = {k_.grid[0], k_.grid[1], k_.grid[2] * parts};
   std::string params;
   PRISM_RETURN_IF_ERROR(KernelParams(p_, k_, kname_, launch, params));
@@ -212,8 +334,16 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
                   k_.grid[2], "), ", k_.threads, " threads, forloop ", k_.forloop,
                   "; pointwise template: launched as (", launch.grid[0], ", ", launch.grid[1], ", ",
                   launch.grid[2], ") blocks, ", parts,
-                  " per graph block, one output element per thread, loads from global memory, "
-                  "f32 accumulators in iteration order\n");
+                  rms_.empty() ? " per graph block, one output element per thread, loads from "
+                                 "global memory, f32 accumulators in iteration order\n"
+                               : absl::StrCat(" per graph block, ", rms_.size(), " rms pass(es) over ",
+                                              rms_rows_, " row(s) of ", rms_cols_,
+                                              reg_elems_ > 0 ? absl::StrCat(", inputs in registers (",
+                                                                            reg_elems_,
+                                                                            " per thread, ", vec_ * 2,
+                                                                            "-byte loads)")
+                                                             : std::string(", inputs re-read per pass"),
+                                              "\n"));
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ") ",
                   launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, "  using namespace prism_dev;\n  constexpr int kF = ", k_.forloop,
@@ -222,6 +352,126 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
                   "  const long long bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z / kParts;\n"
                   "  const int first = (blockIdx.z % kParts) * ",
                   k_.threads, " + threadIdx.x;\n  (void)bx; (void)by; (void)bz;\n");
+  // rms passes (file comment).
+  if (!rms_.empty()) {
+    const int64_t warps = k_.threads / 32;
+    const Shape& tile = k_.ops[outputs_.front()].tile;
+    absl::StrAppend(&s, "  __shared__ float red[", warps * rms_rows_, "];\n");
+    for (int q : rms_) absl::StrAppend(&s, "  __shared__ float inv", q, "[", rms_rows_, "];\n");
+    // The multi-index i0, i1, ... of tile element e.
+    auto index_lines = [&](const std::string& indent) {
+      std::string out;
+      int64_t inner = 1;
+      std::vector<std::string> idx(tile.size());
+      for (size_t d = tile.size(); d-- > 0;) {
+        idx[d] = absl::StrCat(indent, "const int i", d, " = (e / ", inner, ") % ", tile[d], ";");
+        inner *= tile[d];
+      }
+      for (const std::string& line : idx) absl::StrAppend(&out, line, "\n");
+      for (size_t d = 0; d < tile.size(); ++d) absl::StrAppend(&out, indent, "(void)i", d, ";\n");
+      return out;
+    };
+    if (reg_elems_ > 0) {
+      // Cache every input's elements of this thread (j·T + t) in registers.
+      absl::StrAppend(&s, "  // inputs cached in registers: element (j·", k_.threads,
+                      " + threadIdx.x)·", vec_, " + k of the tile in slot j·", vec_, " + k\n");
+      for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+        if (k_.ops[i].kind == BlockOpKind::kInput) {
+          absl::StrAppend(&s, "  float x", i, "[", reg_elems_, "];\n");
+        }
+      }
+      const int64_t slots = reg_elems_ / vec_;
+      // Element of slot q = j·V + k: (j·T + t)·V + k (V = 1 or 8).
+      const std::string elem0 = absl::StrCat("(j * ", k_.threads, " + threadIdx.x) * ", vec_);
+      absl::StrAppend(&s, "#pragma unroll\n  for (int j = 0; j < ", slots,
+                      "; ++j) {\n    const int e = ", elem0, ";\n", index_lines("    "));
+      if (vec_ == 8) {
+        for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+          if (k_.ops[i].kind != BlockOpKind::kInput) continue;
+          absl::StrAppend(&s, "    {  // ", OpLabel(k_, i), ": 16-byte load\n      const U32x4 raw = "
+                          "*reinterpret_cast<const U32x4*>(", ParamName(p_, k_.ops[i].tensor),
+                          " + ", Addr(i, true), ");\n      const u32_t w[4] = {raw.x, raw.y, "
+                          "raw.z, raw.w};\n#pragma unroll\n      for (int k = 0; k < 8; ++k) x", i,
+                          "[j * 8 + k] = F16ToF32(static_cast<f16_t>((w[k >> 1] >> (16 * (k & 1))) "
+                          "& 0xffffu));\n    }\n");
+        }
+        absl::StrAppend(&s, "  }\n");
+      }
+      const int64_t saved = reg_elems_;
+      reg_elems_ = 0;  // Statement() emits the global loads
+      for (int i = 0; i < static_cast<int>(k_.ops.size()) && vec_ == 1; ++i) {
+        if (k_.ops[i].kind != BlockOpKind::kInput) continue;
+        absl::StrAppend(&s, "    {\n      ", Statement(i, tile), "\n      x", i, "[j] = ", Var(i),
+                        ";\n    }\n");
+      }
+      reg_elems_ = saved;
+      if (vec_ == 1) absl::StrAppend(&s, "  }\n");
+    }
+    for (int q : rms_) {
+      const int x = k_.ops[q].operands[0];
+      absl::StrAppend(&s, "  {  // pass: row sums of squares for ", OpLabel(k_, q), "\n");
+      absl::StrAppend(&s, "    float ss[", rms_rows_, "] = {};\n");
+      if (reg_elems_ > 0) {
+        absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", reg_elems_ / vec_,
+                        "; ++j)\n#pragma unroll\n    for (int k = 0; k < ", vec_,
+                        "; ++k) {\n      const int q = j * ", vec_, " + k;\n      const int e = (j * ",
+                        k_.threads, " + threadIdx.x) * ", vec_, " + k;\n", index_lines("      "));
+        for (int i : Needed(x)) absl::StrAppend(&s, "      ", Statement(i, tile), "\n");
+        // V·T divides C: the elements of slot j are in row j·T·V / C for every t (a constant).
+        absl::StrAppend(&s, "      ss[j * ", k_.threads * vec_, " / ", rms_cols_, "] += ", Var(x),
+                        " * ", Var(x), ";\n      (void)q;\n    }\n");
+      } else {
+        absl::StrAppend(&s, "#pragma unroll\n    for (int row = 0; row < ", rms_rows_,
+                        "; ++row) {\n");
+        absl::StrAppend(&s, "      for (int c = threadIdx.x; c < ", rms_cols_, "; c += ",
+                        k_.threads, ") {\n");
+        absl::StrAppend(&s, "        const int e = row * ", rms_cols_, " + c;\n",
+                        index_lines("        "));
+        for (int i : Needed(x)) absl::StrAppend(&s, "        ", Statement(i, tile), "\n");
+        absl::StrAppend(&s, "        ss[row] += ", Var(x), " * ", Var(x), ";\n      }\n    }\n");
+      }
+      absl::StrAppend(&s, "    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
+      absl::StrAppend(&s, "#pragma unroll\n    for (int row = 0; row < ", rms_rows_,
+                      "; ++row) {\n      const float w = WarpSum(ss[row]);\n      if (lane == "
+                      "0) red[warp * ",
+                      rms_rows_, " + row] = w;\n    }\n    __syncthreads();\n");
+      absl::StrAppend(&s, "    if (threadIdx.x < ", rms_rows_,
+                      ") {\n      float t = 0.0f;\n      for (int w = 0; w < ", warps,
+                      "; ++w) t += red[w * ", rms_rows_, " + threadIdx.x];\n      inv", q,
+                      "[threadIdx.x] = 1.0f / sqrtf(t / ", FloatLit(static_cast<double>(rms_cols_)),
+                      " + ", FloatLit(k_.ops[q].eps), ");\n    }\n    __syncthreads();\n  }\n");
+    }
+    if (reg_elems_ > 0) {
+      // The stores, from the cached inputs.
+      for (int o : outputs_) {
+        const ConcreteBlockOp& out = k_.ops[o];
+        const ConcreteTensor& t = p_.tensors[out.tensor];
+        absl::StrAppend(&s, "  // ", OpLabel(k_, o), " → ", t.name, "\n");
+        absl::StrAppend(&s, "#pragma unroll\n  for (int j = 0; j < ", reg_elems_ / vec_,
+                        "; ++j) {\n    float ov[", vec_, "];\n#pragma unroll\n    for (int k = 0; k < ",
+                        vec_, "; ++k) {\n      const int q = j * ", vec_, " + k;\n      const int e = (j * ",
+                        k_.threads, " + threadIdx.x) * ", vec_, " + k;\n", index_lines("      "));
+        for (int i : Needed(out.operands[0])) {
+          absl::StrAppend(&s, "      ", Statement(i, tile), "\n");
+        }
+        absl::StrAppend(&s, "      ov[k] = ", Var(out.operands[0]), ";\n      (void)q;\n    }\n");
+        absl::StrAppend(&s, "    const int e = (j * ", k_.threads, " + threadIdx.x) * ", vec_, ";\n",
+                        index_lines("    "));
+        if (vec_ == 8) {
+          absl::StrAppend(&s, "    *reinterpret_cast<U32x4*>(", ParamName(p_, out.tensor), " + ",
+                          Addr(o, false),
+                          ") = U32x4{PackF16x2(ov[0], ov[1]), PackF16x2(ov[2], ov[3]), "
+                          "PackF16x2(ov[4], ov[5]), PackF16x2(ov[6], ov[7])};\n  }\n");
+        } else {
+          absl::StrAppend(&s, "    ", ParamName(p_, out.tensor), "[", Addr(o, false), "] = ",
+                          t.dtype == DType::kF16 ? "F32ToF16(ov[0])" : "ov[0]", ";\n  }\n");
+        }
+      }
+      absl::StrAppend(&s, "  (void)first;\n}\n");
+      source += s;
+      return launch;
+    }
+  }
   for (int o : outputs_) {
     const ConcreteBlockOp& out = k_.ops[o];
     const ConcreteTensor& t = p_.tensors[out.tensor];
@@ -229,14 +479,7 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
     int64_t n = 1;
     for (int64_t d : tile) n *= d;
     // The ops this output needs, by phase, in op order (dependency order).
-    std::set<int> need;
-    std::vector<int> stack = {out.operands[0]};
-    while (!stack.empty()) {
-      const int i = stack.back();
-      stack.pop_back();
-      if (!need.insert(i).second) continue;
-      for (int x : k_.ops[i].operands) stack.push_back(x);
-    }
+    const std::set<int> need = Needed(out.operands[0]);
     absl::StrAppend(&s, "  // ", OpLabel(k_, o), " → ", t.name, "\n");
     absl::StrAppend(&s, "  for (int e = first; e < ", n, "; e += ", k_.threads * parts, ") {\n");
     // Multi-index of element e (row-major in the tile).
@@ -277,19 +520,7 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
         absl::StrAppend(&s, "    ", Statement(i, tile), "\n");
       }
     }
-    std::string addr;
-    int64_t stride = 1;
-    for (size_t d = t.shape.size(); d-- > 0;) {
-      const std::string term =
-          absl::StrCat("(", TileOrigin(k_, o, static_cast<int>(d), false, kAxes), " + i", d, ")");
-      addr = addr.empty() ? absl::StrCat(term, " * ", stride, "LL")
-                          : absl::StrCat(term, " * ", stride, "LL + ", addr);
-      stride *= t.shape[d];
-    }
-    const std::string v = Var(out.operands[0]);
-    absl::StrAppend(&s, "    ", ParamName(p_, out.tensor), "[", addr,
-                    "] = ", t.dtype == DType::kF16 ? absl::StrCat("F32ToF16(", v, ")") : v,
-                    ";\n  }\n");
+    absl::StrAppend(&s, "    ", StoreStatement(o), "\n  }\n");
   }
   absl::StrAppend(&s, "}\n");
   source += s;

@@ -1,15 +1,26 @@
 // The optimizer pipeline (tune.h).
 #include "prism/tune/tune.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "prism/base/hash.h"
 #include "prism/base/status.h"
 #include "prism/block/block_instance.h"
 #include "prism/block/sgraph_json.h"
@@ -38,67 +49,200 @@ struct Instance {
   std::string moved;  // the parameters moved from the preferred instance ("" for it)
 };
 
-// The family's preferred instance followed by its feasible neighbours, cheapest cost lower
-// bound first: every assignment that moves one or two parameters by one or two steps along
-// their domains, kept when it instantiates and passes Pruner::CheckInstance.
-absl::StatusOr<std::vector<Instance>> CandidateInstances(prune::Pruner& pruner,
-                                                         const search::FamilyResult& fr) {
+// The candidate instances of a family (tune.h, step 2): the preferred instance first, then a
+// deterministic, stratified sample of the whole proved feasible domain. Every assignment of the
+// cross product of the parameters' domains (at most kMaxAssignments, spread over it) that
+// instantiates, generates (codegen::GenerateCuda) and passes Pruner::CheckInstance is a
+// candidate; candidates are grouped into strata by their grid parameters, and within a stratum
+// into sub-strata by (threads, stages), each sub-stratum ordered by the cost lower bound (ties
+// by forloop ascending, then a stable hash of the assignment). The stratum's j-th pick takes
+// the (j mod 3)-th member of its sub-stratum: successive picks cycle over the three smallest
+// feasible forloop counts (the largest tiles that fit, which the lower bound does not
+// distinguish). Only the ⌈count/12⌉ (at least 2) strata with the cheapest members are used (the lower
+// bound does rank grid sizes: tiny grids leave most SMs idle). The result takes, round-robin
+// over those strata (cheapest first), the next sub-stratum's cheapest untaken member, until
+// `count` are taken; a stratum's sub-strata are visited along diagonals of the (threads index,
+// stages index) table so that its first picks differ in both. For split (multi-kernel)
+// families the strata whose first kernel launches at least one block per SM go before the
+// others (the lower bound has no wave term there and prefers tiny grids). Generation attempts are
+// capped at kMaxGenerate per family (a structure the generator cannot handle fails for all).
+constexpr int64_t kMaxAssignments = 20000;
+constexpr int kMaxGenerate = 8000;
+
+struct Sampled {
+  std::vector<Instance> instances;
+  std::vector<codegen::GeneratedCode> codes;  // parallel
+  std::string first_error;                    // the preferred instance's codegen message
+};
+
+absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::FamilyResult& fr,
+                                        int count, int64_t sms) {
   const SGraph& g = *fr.graph;
   ExprContext fctx;
   PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(g, fctx));
-  std::vector<Instance> out;
-  out.push_back({fr.best, fr.cost_us, AssignmentKey(g, fr.best), ""});
-  // Per parameter: the values one and two steps away from the preferred one.
-  std::vector<std::pair<std::string, std::vector<int64_t>>> moves;
-  for (const Param& p : g.params()) {
-    auto it = fr.best.find(p.name);
-    if (it == fr.best.end()) continue;
-    absl::StatusOr<std::vector<int64_t>> values = g.ctx().var_domain(p.var).Enumerate(4096);
-    if (!values.ok()) continue;
-    auto pos = std::find(values->begin(), values->end(), it->second);
-    if (pos == values->end()) continue;
-    const int64_t i = pos - values->begin(), n = static_cast<int64_t>(values->size());
-    std::vector<int64_t> near;
-    for (int64_t d : {-2, -1, 1, 2}) {
-      if (i + d >= 0 && i + d < n) near.push_back((*values)[i + d]);
+  Sampled out;
+  auto generate = [&](const Assignment& a) -> absl::StatusOr<codegen::GeneratedCode> {
+    PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
+    return codegen::GenerateCuda(bp);
+  };
+  const std::string best_key = AssignmentKey(g, fr.best);
+  {
+    absl::StatusOr<codegen::GeneratedCode> code = generate(fr.best);
+    if (code.ok()) {
+      out.instances.push_back({fr.best, fr.cost_us, best_key, ""});
+      out.codes.push_back(std::move(*code));
+    } else {
+      out.first_error = std::string(code.status().message());
     }
-    moves.push_back({p.name, near});
   }
-  std::vector<Assignment> tries;
-  for (size_t a = 0; a < moves.size(); ++a) {
-    for (int64_t va : moves[a].second) {
-      Assignment one = fr.best;
-      one[moves[a].first] = va;
-      tries.push_back(one);
-      for (size_t b = a + 1; b < moves.size(); ++b) {
-        for (int64_t vb : moves[b].second) {
-          Assignment two = one;
-          two[moves[b].first] = vb;
-          tries.push_back(two);
+  // The cross product of the domains.
+  std::vector<std::pair<const Param*, std::vector<int64_t>>> axes;
+  int64_t total = 1;
+  for (const Param& p : g.params()) {
+    if (!fr.best.count(p.name)) continue;
+    absl::StatusOr<std::vector<int64_t>> values = g.ctx().var_domain(p.var).Enumerate(4096);
+    if (!values.ok() || values->empty()) {
+      axes.push_back({&p, {fr.best.at(p.name)}});
+    } else {
+      axes.push_back({&p, *values});
+    }
+    total = std::min<int64_t>(total * static_cast<int64_t>(axes.back().second.size()),
+                              kMaxAssignments + 1);
+  }
+  struct Member {
+    Instance inst;
+    int64_t forloop = 0;
+    uint64_t tie = 0;
+    codegen::GeneratedCode code;
+    bool taken = false;
+    int64_t blocks = 0;  // thread blocks of the first kernel's launch
+  };
+  // grid key → (threads, stages) → members
+  std::map<std::string, std::map<std::pair<int64_t, int64_t>, std::vector<Member>>> strata;
+  // Up to kMaxAssignments points of the cross product: all of it in odometer order when it is
+  // small enough, else the first kMaxAssignments of the full-period permutation
+  // n → (n·P) mod size (P ≥ 1000003 coprime to the size), a deterministic spread over it.
+  int64_t size = 1;
+  for (const auto& axis : axes) size *= static_cast<int64_t>(axis.second.size());
+  int64_t step = 1;
+  if (size > kMaxAssignments) {
+    step = 1000003;
+    while (std::gcd(step, size) != 1) step += 2;
+  }
+  int generate_attempts = 0;
+  for (int64_t n = 0; n < std::min(total, kMaxAssignments) && !axes.empty(); ++n) {
+    Assignment a;
+    int64_t rest = static_cast<int64_t>((static_cast<__int128>(n) * step) % size);
+    for (size_t d = axes.size(); d-- > 0;) {  // mixed radix, last parameter fastest
+      const int64_t radix = static_cast<int64_t>(axes[d].second.size());
+      a[axes[d].first->name] = axes[d].second[rest % radix];
+      rest /= radix;
+    }
+    const std::string key = AssignmentKey(g, a);
+    if (key == best_key) continue;
+    if (generate_attempts >= kMaxGenerate) break;
+    ++generate_attempts;
+    absl::StatusOr<codegen::GeneratedCode> code = generate(a);
+    if (!code.ok()) {
+      if (out.first_error.empty()) out.first_error = std::string(code.status().message());
+      continue;
+    }
+    absl::StatusOr<prune::InstanceCheck> check = pruner.CheckInstance(family, a, std::nullopt);
+    if (!check.ok() || !check->ok()) continue;
+    std::string grid;
+    int64_t threads = 0, stages = 0, forloop = 0;
+    for (const auto& [param, values] : axes) {
+      if (param->role == ParamRole::kGrid) absl::StrAppend(&grid, param->name, "=", a.at(param->name), " ");
+      if (param->role == ParamRole::kThreads) threads = a.at(param->name);
+      if (param->role == ParamRole::kStages) stages = a.at(param->name);
+      if (param->role == ParamRole::kForloop) forloop = forloop * 4099 + a.at(param->name);
+    }
+    int64_t blocks = 1;
+    for (int64_t d : code->launches.front().grid) blocks *= d;
+    Member m{{a, check->cost_lower_bound_us, key, ""}, forloop,
+             StableHasher().Add(absl::string_view(key)).Finish(), std::move(*code), false, blocks};
+    strata[grid][{threads, stages}].push_back(std::move(m));
+  }
+  // Order each sub-stratum; the strata by their cheapest member.
+  struct Stratum {
+    double best = 0;
+    std::string key;
+    std::vector<std::vector<Member>*> subs;
+    size_t next_sub = 0;
+    std::vector<size_t> taken;  // per sub-stratum
+    size_t picks = 0;
+    bool under_one_wave = false;  // split families: the first kernel has fewer blocks than SMs
+  };
+  std::vector<Stratum> order;
+  for (auto& [gkey, subs] : strata) {
+    Stratum st;
+    st.key = gkey;
+    st.best = std::numeric_limits<double>::infinity();
+    st.under_one_wave = fr.kernels > 1 && sms > 0 && subs.begin()->second.front().blocks < sms;
+    // Diagonal order of the (threads, stages) table: (t0,s0), (t1,s1), ..., then (t0,s1), ...
+    std::vector<int64_t> ts, ss;
+    for (const auto& [k, members] : subs) {
+      ts.push_back(k.first);
+      ss.push_back(k.second);
+    }
+    std::sort(ts.begin(), ts.end());
+    ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
+    std::sort(ss.begin(), ss.end());
+    ss.erase(std::unique(ss.begin(), ss.end()), ss.end());
+    std::vector<std::pair<std::pair<size_t, size_t>, std::vector<Member>*>> diag;
+    for (auto& [k, members] : subs) {
+      std::sort(members.begin(), members.end(), [](const Member& x, const Member& y) {
+        if (x.inst.cost_us != y.inst.cost_us) return x.inst.cost_us < y.inst.cost_us;
+        if (x.forloop != y.forloop) return x.forloop < y.forloop;
+        return x.tie != y.tie ? x.tie < y.tie : x.inst.key < y.inst.key;
+      });
+      st.best = std::min(st.best, members.front().inst.cost_us);
+      const size_t ti = std::lower_bound(ts.begin(), ts.end(), k.first) - ts.begin();
+      const size_t si = std::lower_bound(ss.begin(), ss.end(), k.second) - ss.begin();
+      diag.push_back({{(si + ss.size() - ti % ss.size()) % ss.size(), ti}, &members});
+    }
+    std::sort(diag.begin(), diag.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& [pos, members] : diag) {
+      st.subs.push_back(members);
+      st.taken.push_back(0);
+    }
+    order.push_back(std::move(st));
+  }
+  // A split (multi-kernel) family exists to spread the reduction over the machine, but its
+  // lower bound has no wave term and favours few partials (tiny grids): its strata whose first
+  // kernel fills at least one wave (blocks ≥ SMs) go first.
+  std::stable_sort(order.begin(), order.end(), [](const Stratum& x, const Stratum& y) {
+    if (x.under_one_wave != y.under_one_wave) return y.under_one_wave;
+    return x.best != y.best ? x.best < y.best : x.key < y.key;
+  });
+  const size_t used = std::max<size_t>(2, (static_cast<size_t>(count) + 11) / 12);
+  if (order.size() > used) order.resize(used);
+  bool progress = true;
+  while (static_cast<int>(out.instances.size()) < count && progress) {
+    progress = false;
+    for (Stratum& st : order) {
+      if (static_cast<int>(out.instances.size()) >= count) break;
+      for (size_t tries = 0; tries < st.subs.size(); ++tries) {
+        const size_t sub = st.next_sub;
+        st.next_sub = (st.next_sub + 1) % st.subs.size();
+        std::vector<Member>& members = *st.subs[sub];
+        if (st.taken[sub] < members.size()) {
+          // The stratum's j-th pick takes the sub-stratum's (j mod min(3, size))-th member
+          // (cost, then forloop ascending), or the next untaken one.
+          size_t at = st.picks % std::min<size_t>(3, members.size());
+          while (members[at].taken) at = (at + 1) % members.size();
+          Member& m = members[at];
+          m.taken = true;
+          ++st.taken[sub];
+          ++st.picks;
+          out.instances.push_back(m.inst);
+          out.codes.push_back(std::move(m.code));
+          progress = true;
+          break;
         }
       }
     }
-  }
-  std::vector<Instance> neighbours;
-  for (const Assignment& a : tries) {
-    if (!Instantiate(g, a).ok()) continue;
-    absl::StatusOr<prune::InstanceCheck> check = pruner.CheckInstance(family, a, std::nullopt);
-    if (!check.ok() || !check->ok()) continue;
-    neighbours.push_back({a, check->cost_lower_bound_us, AssignmentKey(g, a), ""});
-  }
-  std::stable_sort(neighbours.begin(), neighbours.end(), [](const Instance& a, const Instance& b) {
-    return a.cost_us != b.cost_us ? a.cost_us < b.cost_us : a.key < b.key;
-  });
-  // Tag each with the set of parameters it moves (for the diversity pass in Optimize).
-  for (Instance& n : neighbours) {
-    for (const Param& p : g.params()) {
-      auto x = n.assignment.find(p.name);
-      auto y = fr.best.find(p.name);
-      if (x != n.assignment.end() && y != fr.best.end() && x->second != y->second) {
-        absl::StrAppend(&n.moved, p.name, ",");
-      }
-    }
-    out.push_back(std::move(n));
   }
   return out;
 }
@@ -122,7 +266,9 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   }
   TuneResult r;
   // The device first (a child process: the parent never initializes CUDA).
-  if (options.use_gpu) {
+  if (options.use_gpu && options.fake_device) {
+    r.device = *options.fake_device;
+  } else if (options.use_gpu) {
     absl::StatusOr<runtime::DeviceInfo> dev = runtime::QueryDevice(options.gpu);
     if (dev.ok()) {
       r.device = *dev;
@@ -144,47 +290,17 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   int families_used = 0;
   for (size_t f = 0; f < r.search.families.size() && families_used < options.top_families; ++f) {
     const search::FamilyResult& fr = r.search.families[f];
-    PRISM_ASSIGN_OR_RETURN(std::vector<Instance> instances, CandidateInstances(pruner, fr));
-    int generated = 0;
-    std::string first_error;
-    // Two passes: the preferred instance and the cheapest GENERATED neighbour of each
-    // distinct set of moved parameters (lower-bound ties, common when it is
-    // launch-dominated, would otherwise fill every slot with one parameter's variations);
-    // then the remaining neighbours cheapest first.
-    // At most 8 × instances_per_family generation attempts per family (a structure that the
-    // generator cannot handle fails for every instance).
-    std::vector<bool> tried(instances.size(), false);
-    std::vector<std::string> moved_done;
-    int attempts = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-      for (size_t k = 0; k < instances.size(); ++k) {
-        if (generated >= options.instances_per_family) break;
-        if (attempts >= 8 * options.instances_per_family) break;
-        const Instance& inst = instances[k];
-        if (tried[k]) continue;
-        if (pass == 0 && k > 0 &&
-            std::find(moved_done.begin(), moved_done.end(), inst.moved) != moved_done.end()) {
-          continue;
-        }
-        tried[k] = true;
-        ++attempts;
-        Candidate c;
-        c.family = static_cast<int>(f);
-        c.assignment = inst.assignment;
-        c.cost_us = inst.cost_us;
-        absl::StatusOr<BlockProgram> bp = Instantiate(*fr.graph, inst.assignment);
-        absl::StatusOr<codegen::GeneratedCode> code =
-            bp.ok() ? codegen::GenerateCuda(*bp)
-                    : absl::StatusOr<codegen::GeneratedCode>(bp.status());
-        if (!code.ok()) {
-          if (first_error.empty()) first_error = std::string(code.status().message());
-          continue;  // only generated candidates are kept
-        }
-        ++generated;
-        moved_done.push_back(inst.moved);
-        r.candidates.push_back(std::move(c));
-        codes.push_back(std::move(*code));
-      }
+    PRISM_ASSIGN_OR_RETURN(Sampled sampled,
+                           SampleInstances(pruner, fr, options.instances_per_family, target.sms));
+    const int generated = static_cast<int>(sampled.instances.size());
+    const std::string first_error = sampled.first_error;
+    for (int k = 0; k < generated; ++k) {
+      Candidate c;
+      c.family = static_cast<int>(f);
+      c.assignment = sampled.instances[k].assignment;
+      c.cost_us = sampled.instances[k].cost_us;
+      r.candidates.push_back(std::move(c));
+      codes.push_back(std::move(sampled.codes[k]));
     }
     if (generated > 0) {
       ++families_used;
@@ -242,9 +358,38 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     return r;
   }
 
-  // With a GPU: compile everything (in parallel), then measure each in a child process.
+  // With a GPU: the tuning cache first; else compile everything (in parallel), then measure
+  // each in a child process.
   r.method = Method::kMeasured;
   r.sm = r.device->sm();
+  const TuneCache tune_cache(options.tune_cache_dir);
+  if (!options.tune_cache_dir.empty()) {
+    r.tune_cache_key = TuneCache::Key(program, *r.device, r.nvrtc_version, target.name, options);
+    absl::StatusOr<std::optional<TuneCacheEntry>> entry = tune_cache.Lookup(r.tune_cache_key);
+    if (!entry.ok()) {
+      r.tune_cache_note = std::string(entry.status().message());
+    } else if (entry->has_value()) {
+      const TuneCacheEntry& e = **entry;
+      for (size_t i = 0; i < r.candidates.size(); ++i) {
+        if (r.candidates[i].family == e.family && r.candidates[i].assignment == e.assignment) {
+          Candidate& c = r.candidates[i];
+          runtime::Measurement m;
+          m.median_us = e.median_us;
+          m.relative_error = e.relative_error;
+          m.input_sets = e.input_sets;
+          m.matches = true;
+          c.measurement = m;
+          r.selected = static_cast<int>(i);
+          r.tune_cache_hit = true;
+          r.code = std::move(codes[i]);
+          return r;
+        }
+      }
+      r.tune_cache_note = absl::StrCat("stale tuning-cache entry '",
+                                       tune_cache.PathOf(r.tune_cache_key), "': family #",
+                                       e.family + 1, " instance is not among the candidates");
+    }
+  }
   // In a child: NVRTC in this process would break cuInit in the measuring children.
   std::vector<std::string> sources;
   for (const codegen::GeneratedCode& c : codes) sources.push_back(c.source);
@@ -266,8 +411,34 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   runtime::MeasureOptions mopt = options.measure;
   if (r.device->l2_bytes > 0) mopt.l2_bytes = r.device->l2_bytes;
   std::vector<std::string> failures;
-  for (size_t i : by_cost) {
+  const absl::Time measure_start = absl::Now();
+  // Measuring order: round-robin over the families (each family's candidates in sample order,
+  // strata's best first), so that a budget cut leaves every tried family measured, not only
+  // the first ones.
+  std::vector<size_t> measure_order;
+  {
+    std::vector<std::vector<size_t>> by_family;
+    std::map<int, size_t> slot;
+    for (size_t i = 0; i < r.candidates.size(); ++i) {
+      auto [it, added] = slot.emplace(r.candidates[i].family, by_family.size());
+      if (added) by_family.emplace_back();
+      by_family[it->second].push_back(i);
+    }
+    for (size_t k = 0; measure_order.size() < r.candidates.size(); ++k) {
+      for (const std::vector<size_t>& f : by_family) {
+        if (k < f.size()) measure_order.push_back(f[k]);
+      }
+    }
+  }
+  for (size_t i : measure_order) {
     Candidate& c = r.candidates[i];
+    if (options.measure_budget_s > 0 &&
+        absl::ToDoubleSeconds(absl::Now() - measure_start) > options.measure_budget_s) {
+      c.measure_error =
+          absl::StrCat("not measured: the measuring budget of ", options.measure_budget_s,
+                       " s was spent");
+      continue;
+    }
     if (!c.compiled) {
       failures.push_back(absl::StrCat("compile: ", c.compile_error));
       continue;
@@ -295,8 +466,114 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     return absl::FailedPreconditionError(absl::StrCat(
         "no candidate matched the reference on the GPU: ", absl::StrJoin(failures, "; ")));
   }
+  if (!options.tune_cache_dir.empty()) {
+    const Candidate& c = r.candidates[r.selected];
+    TuneCacheEntry e;
+    e.family = c.family;
+    e.assignment = c.assignment;
+    e.median_us = c.measurement->median_us;
+    e.relative_error = c.measurement->relative_error;
+    e.input_sets = c.measurement->input_sets;
+    absl::Status st = tune_cache.Store(r.tune_cache_key, e);
+    if (!st.ok()) r.tune_cache_note = std::string(st.message());
+  }
   r.code = std::move(codes[r.selected]);
   return r;
+}
+
+// ---- tuning cache ---------------------------------------------------------------------------
+
+TuneCache::TuneCache(std::string dir) : dir_(std::move(dir)) {}
+
+std::string TuneCache::PathOf(const std::string& key) const {
+  return (std::filesystem::path(dir_) / (key + ".json")).string();
+}
+
+std::string TuneCache::Key(const Program& program, const runtime::DeviceInfo& device,
+                           absl::string_view nvrtc_version, absl::string_view target_name,
+                           const TuneOptions& options) {
+  StableHasher h;
+  h.Add(absl::string_view("prism.tune-cache/1"));
+  h.Add(program.StructuralHash());
+  h.Add(absl::string_view(device.name));
+  h.Add(device.driver_version);
+  h.Add(nvrtc_version);
+  h.Add(target_name);
+  h.Add(options.top_families);
+  h.Add(options.instances_per_family);
+  h.Add(options.seed);
+  return absl::StrFormat("%016x", h.Finish());
+}
+
+absl::StatusOr<std::optional<TuneCacheEntry>> TuneCache::Lookup(const std::string& key) const {
+  if (dir_.empty()) return std::optional<TuneCacheEntry>();
+  const std::string path = PathOf(key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::optional<TuneCacheEntry>();
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  auto corrupt = [&](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("corrupt tuning-cache entry '", path, "': ", why));
+  };
+  const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return corrupt("not a JSON object");
+  if (j.value("format", "") != "prism.tune-cache" || j.value("version", 0) != 1) {
+    return corrupt("not format prism.tune-cache version 1");
+  }
+  if (j.value("key", "") != key) return corrupt("its key differs from the file name");
+  for (const char* f : {"family", "assignment", "median_us", "relative_error", "input_sets"}) {
+    if (!j.contains(f)) return corrupt(absl::StrCat("no field '", f, "'"));
+  }
+  if (!j["family"].is_number_integer() || !j["assignment"].is_object() ||
+      !j["median_us"].is_number() || !j["relative_error"].is_number() ||
+      !j["input_sets"].is_number_integer()) {
+    return corrupt("a field has the wrong type");
+  }
+  TuneCacheEntry e;
+  e.family = j["family"].get<int>();
+  for (const auto& [name, v] : j["assignment"].items()) {
+    if (!v.is_number_integer()) return corrupt("a field has the wrong type");
+    e.assignment[name] = v.get<int64_t>();
+  }
+  e.median_us = j["median_us"].get<double>();
+  e.relative_error = j["relative_error"].get<double>();
+  e.input_sets = j["input_sets"].get<int>();
+  return std::optional<TuneCacheEntry>(std::move(e));
+}
+
+absl::Status TuneCache::Store(const std::string& key, const TuneCacheEntry& e) const {
+  if (dir_.empty()) return absl::OkStatus();
+  const std::string path = PathOf(key);
+  nlohmann::ordered_json j;
+  j["format"] = "prism.tune-cache";
+  j["version"] = 1;
+  j["key"] = key;
+  j["family"] = e.family;
+  nlohmann::ordered_json a = nlohmann::ordered_json::object();
+  for (const auto& [name, v] : e.assignment) a[name] = v;
+  j["assignment"] = a;
+  j["median_us"] = e.median_us;
+  j["relative_error"] = e.relative_error;
+  j["input_sets"] = e.input_sets;
+  const std::string text = j.dump(1) + "\n";
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  const std::string tmp = absl::StrCat(path, ".tmp", getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(text.data(), static_cast<std::streamsize>(text.size())) ||
+        !out.flush()) {
+      return absl::InternalError(
+          absl::StrCat("cannot write the tuning cache '", path, "': ", std::strerror(errno)));
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return absl::InternalError(
+        absl::StrCat("cannot write the tuning cache '", path, "': rename failed"));
+  }
+  return absl::OkStatus();
 }
 
 std::string FamilyJson(const TuneResult& r, const std::string& program_label) {

@@ -2,12 +2,15 @@
 // and the Unimplemented statuses for block ops the generator does not cover.
 #include "prism/codegen/codegen.h"
 
+#include <array>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "block/fixtures/fixtures.h"
+#include "split_fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -115,10 +118,12 @@ struct FixtureCase {
 const FixtureCase kFixtureCases[] = {
     {"rmsnorm_linear", absl::StatusCode::kOk, ""},
     {"rmsnorm_linear_square", absl::StatusCode::kOk, ""},
-    {"rmsnorm_linear_splitk", absl::StatusCode::kUnimplemented, "codegen: kernel"},
+    // Kernel 1 (f32 partials) generates; kernel 2's row sum of squares (`sum`) does not
+    // (pinned in NamesTheMissingOp).
+    {"rmsnorm_linear_splitk", absl::StatusCode::kOk, ""},
     {"gated_mlp", absl::StatusCode::kOk, ""},
-    {"lora", absl::StatusCode::kUnimplemented, "codegen: kernel"},
-    {"ntrans", absl::StatusCode::kUnimplemented, "codegen: kernel"},
+    {"lora", absl::StatusCode::kOk, ""},
+    {"ntrans", absl::StatusCode::kOk, ""},
     {"gqa", absl::StatusCode::kOk, ""},
     {"qknorm_gqa", absl::StatusCode::kOk, ""},
     {"gqa_online", absl::StatusCode::kUnimplemented, "codegen: kernel"},
@@ -177,11 +182,16 @@ TEST(CodegenTest, NamesTheMissingOp) {
                   {{"gx", 16}, {"gy", 2}, {"gz", 4}, {"F", 16}, {"T", 256}, {"S", 2}},
                   absl::StatusCode::kUnimplemented,
                   "kernel partial_kv, op Qt (input): only rank-2 tiles are supported"},
+      // K tile 4096/512 = 8 columns, under one mma k16.
       MissingCase{"lora",
-                  {{"g", 128}, {"F", 16}, {"T", 256}, {"S", 3}},
+                  {{"g", 128}, {"F", 512}, {"T", 256}, {"S", 3}},
                   absl::StatusCode::kUnimplemented,
-                  "kernel k0, op Bt (input): loop-invariant input tiles are "
-                  "not supported"},
+                  "kernel k0, op P (matmul): the K tile must be a multiple of 16"},
+      MissingCase{"rmsnorm_linear_splitk",
+                  {{"g", 48}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 2}},
+                  absl::StatusCode::kUnimplemented,
+                  "kernel reduce_scale, op ss (sum): the pointwise template (no matmul) supports "
+                  "only inputs, elementwise ops, inv_rms, rms and acc_sum"},
       MissingCase{"rmsnorm_linear",
                   {{"g", 48}, {"F", 4}, {"T", 256}, {"S", 3}},
                   absl::StatusCode::kResourceExhausted,
@@ -335,6 +345,188 @@ TEST(CodegenTest, AttentionPipeline) {
               StatusIs(absl::StatusCode::kUnimplemented,
                        HasSubstr("kernel partial_kv: the software-pipelined attention loop needs at "
                                  "least 3 stages, found 2")));
+}
+
+}  // namespace
+}  // namespace prism::codegen
+
+namespace prism::codegen {
+namespace {
+
+// lora (after-loop matmul with a loop-invariant B tile) and ntrans (rms in the pointwise
+// template) at WORKLOADS.md sizes: one kernel each; the pinned lines of the generated source.
+struct OneKernelCase {
+  const char* fixture;
+  int batch;
+  Assignment assignment;
+  std::vector<const char*> lines;  // substrings of the source
+  int64_t smem;                    // dynamic shared memory
+  std::array<int64_t, 3> grid;
+};
+
+TEST(CodegenTest, LoraAndNtransGenerateOneKernel) {
+  const OneKernelCase cases[] = {
+      {"lora",
+       8,
+       {{"g", 64}, {"F", 16}, {"T", 256}, {"S", 3}},
+       {"matmul tile 8x64x256 (1 m16 tile(s)); warps 8 along K x 1 along N",
+        "float acc4[1][8][4] = {};", "float acc6[1][2][4] = {};",
+        "LoadTileAsync<256, 16, 256>(reinterpret_cast<f16_t*>(base + 41088), 24, t_A",
+        "const f16_t* bp = t_B + (0LL) * 4096LL + (long long)blockIdx.x * 64LL + n;",
+        "for (int r = 0; r < 16; ++r) v8 += ReduceAcc(reinterpret_cast<const float*>(smem + "
+        "32768), m * 16 + r, 256) * F16ToF32(bp[(long long)r * 4096LL]);",
+        "const float v9 = v5 + v8;  // Yt (add)"},
+       3 * 53376,
+       {64, 1, 1}},
+      // One m16 tile, 4 warps along K: X·A's 2 n8 tiles stay with each warp.
+      {"lora",
+       1,
+       {{"g", 32}, {"F", 32}, {"T", 128}, {"S", 2}},
+       {"matmul tile 1x128x128 (1 m16 tile(s)); warps 4 along K x 1 along N",
+        "float acc6[1][2][4] = {};"},
+       2 * (1 * 136 + 128 * 136 + 128 * 24) * 2,
+       {32, 1, 1}},
+      // Rows per block 8 over 256 threads: 128 elements per thread, re-read per pass.
+      {"ntrans",
+       8,
+       {{"g", 1}, {"T", 256}},
+       {"2 rms pass(es) over 8 row(s) of 4096, inputs re-read per pass",
+        "__shared__ float inv3[8];", "for (int c = threadIdx.x; c < 4096; c += 256) {",
+        "const float v3 = v1 * inv3[e / 4096];  // Hn (rms)",
+        "inv7[threadIdx.x] = 1.0f / sqrtf(t / 4096.0f + 9.99999997e-07f);"},
+       0,
+       {1, 1, 1}},
+      // One row per block, 8 elements per thread: inputs cached in registers.
+      {"ntrans",
+       8,
+       {{"g", 8}, {"T", 512}},
+       {"2 rms pass(es) over 1 row(s) of 4096, inputs in registers (8 per thread, 16-byte loads)",
+        "float x1[8];", "const U32x4 raw = *reinterpret_cast<const U32x4*>(t_H + ",
+        "const float v1 = x1[q];  // Ht (input)", "ss[j * 4096 / 4096] += v6 * v6;",
+        "const float v7 = v6 * inv7[e / 4096];  // Yt (rms)",
+        "= U32x4{PackF16x2(ov[0], ov[1]), PackF16x2(ov[2], ov[3]), PackF16x2(ov[4], ov[5]), "
+        "PackF16x2(ov[6], ov[7])};"},
+       0,
+       {8, 1, 1}},
+  };
+  for (const OneKernelCase& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.fixture, " b=", c.batch));
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         fixtures::MakeFixture(c.fixture, fixtures::WorkloadSizes(c.fixture, c.batch)));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    ASSERT_EQ(code.launches.size(), 1u);
+    EXPECT_EQ(code.launches[0].dynamic_smem_bytes, c.smem);
+    EXPECT_EQ(code.launches[0].grid, c.grid);
+    for (const char* line : c.lines) EXPECT_THAT(code.source, HasSubstr(line));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p));
+    EXPECT_EQ(code.source, again.source);
+  }
+}
+
+// What the lora / ntrans extensions still refuse, by exact message.
+TEST(CodegenTest, RmsAndAfterLoopMatmulLimits) {
+  struct Case {
+    const char* fixture;
+    fixtures::Sizes sizes;
+    Assignment assignment;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"ntrans",
+       {{"B", 64}, {"D", 256}},
+       {{"g", 1}, {"T", 128}},
+       "codegen: kernel k0, op Hn (rms): rms over 64 rows per block (at most 32 are supported)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.fixture);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(c.fixture, c.sizes));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    EXPECT_THAT(GenerateCuda(p), StatusIs(absl::StatusCode::kUnimplemented, c.message));
+  }
+}
+
+}  // namespace
+}  // namespace prism::codegen
+
+namespace prism::codegen {
+namespace {
+
+// Split-K GEMM families (split_fixtures.h, as the search emits them): kernel 1 from the GEMM
+// template stores the f32 partial accumulators, kernel 2 is the pointwise combine.
+struct SplitKCase {
+  const char* fixture;
+  int batch;
+  Assignment assignment;
+  std::array<int64_t, 3> grid0, grid1;  // the two launches' grids
+  const char* combine_summary;          // substring of the combine kernel's source
+};
+
+TEST(CodegenTest, SplitKGemmGeneratesPartialAndCombineKernels) {
+  const SplitKCase cases[] = {
+      // N tile 4096/32 = 128, K chunk 4096/8 = 512 walked in 4 tiles of 128: 256 + combine.
+      {"gated_mlp_splitk", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}},
+       {32, 8, 1}, {32, 1, 1}, "prism_dev::Silu("},
+      {"gated_mlp_splitk", 8, {{"g", 64}, {"s", 4}, {"F", 8}, {"T", 128}, {"S", 3}},
+       {64, 4, 1}, {64, 1, 1}, "prism_dev::Silu("},
+      // lora: (X·A)·B per K chunk inside the loop (X·A rounded to f16 as an mma A operand).
+      {"lora_splitk", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}},
+       {32, 8, 1}, {32, 1, 1}, "PackF16x2(xa[0][0], xa[0][1])"},
+      {"lora_splitk", 8, {{"g", 64}, {"s", 4}, {"F", 8}, {"T", 256}, {"S", 2}},
+       {64, 4, 1}, {64, 1, 1}, "u32_t bf"},
+  };
+  for (const SplitKCase& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.fixture, " b=", c.batch));
+    const char* workload = absl::StartsWith(c.fixture, "lora") ? "lora" : "gated_mlp";
+    ASSERT_OK_AND_ASSIGN(
+        fixtures::Fixture f,
+        codegen_test::MakeSplitFixture(c.fixture, fixtures::WorkloadSizes(workload, c.batch)));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    ASSERT_EQ(code.launches.size(), 2u);
+    EXPECT_EQ(code.launches[0].grid, c.grid0);
+    // The combine kernel is pointwise: (gx, gy, gz·P) with P blocks per graph block.
+    EXPECT_EQ(code.launches[1].grid[0], c.grid1[0]);
+    // Kernel 1 writes unrounded f32 partials; its inputs stay f16.
+    EXPECT_THAT(code.source, HasSubstr("float* __restrict__ t_P0"));
+    EXPECT_THAT(code.source, HasSubstr("const prism_dev::f16_t* __restrict__ t_A"));
+    EXPECT_THAT(code.source, HasSubstr("float* __restrict__ t_P1"));
+    EXPECT_THAT(code.source, HasSubstr("float* out = t_P0"));
+    EXPECT_THAT(code.source, HasSubstr("mma.sync.aligned.m16n8k16"));
+    EXPECT_THAT(code.source, HasSubstr(c.combine_summary));
+    const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+    EXPECT_EQ(j["kernels"][0]["args"].back()["dtype"], "f32");
+    EXPECT_EQ(j["kernels"][0]["args"].back()["access"], "write");
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p));
+    EXPECT_EQ(again.source, code.source);  // deterministic
+  }
+}
+
+TEST(CodegenTest, SplitKLimits) {
+  const MissingCase cases[] = {
+      // One block keeps the whole N = 4096 row: 2 × 512 n8 tiles of f32 accumulators.
+      MissingCase{"gated_mlp_splitk",
+                  {{"g", 1}, {"s", 64}, {"F", 1}, {"T", 64}, {"S", 1}},
+                  absl::StatusCode::kResourceExhausted,
+                  "f32 accumulator registers per thread (matmul N tile 4096 over 1 warp(s) along "
+                  "N), over the limit of 192"},
+      // (X·A)·B inside the loop needs B as one k16 step: R = 16 (here R = 32).
+      MissingCase{"lora_splitk",
+                  {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}},
+                  absl::StatusCode::kUnimplemented,
+                  "kernel k0, op XAB (matmul): a matmul of a loop matmul must be (X·A)·B with "
+                  "X·A [M, 16] used by nothing else and B a loop-invariant [16, N] tile, N a "
+                  "multiple of 8"},
+  };
+  for (const MissingCase& c : cases) {
+    SCOPED_TRACE(c.fixture);
+    const bool lora = absl::StartsWith(c.fixture, "lora");
+    fixtures::Sizes sizes = fixtures::WorkloadSizes(lora ? "lora" : "gated_mlp", 8);
+    if (lora) sizes["R"] = 32;
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(c.fixture, sizes));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    EXPECT_THAT(GenerateCuda(p), StatusIs(c.code, HasSubstr(c.message)));
+  }
 }
 
 }  // namespace

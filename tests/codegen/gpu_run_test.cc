@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "block/fixtures/fixtures.h"
+#include "split_fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/block/block_instance.h"
@@ -170,10 +172,48 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"qknorm_gqa",
                                    {{"G", 4}, {"Lq", 32}, {"D", 64}, {"L", 512}},
                                    {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 64}, {"S", 3}},
-                                   2, true}};
+                                   2, true},
+                           // lora: X·W and X·A in the loop, (X·A)·B after it (B invariant).
+                           GpuCase{"lora",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"F", 4}, {"T", 256}, {"S", 3}}},
+                           GpuCase{"lora",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 16}, {"F", 8}, {"T", 64}, {"S", 1}}},
+                           GpuCase{"lora",
+                                   {{"B", 2}, {"K", 512}, {"N", 256}, {"R", 16}},
+                                   {{"g", 2}, {"F", 2}, {"T", 128}, {"S", 2}}},
+                           // ntrans: rms passes, inputs re-read (g=1) or cached in registers.
+                           GpuCase{"ntrans", {{"B", 8}, {"D", 4096}}, {{"g", 1}, {"T", 256}}},
+                           GpuCase{"ntrans", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}}},
+                           GpuCase{"ntrans", {{"B", 4}, {"D", 1024}}, {{"g", 2}, {"T", 128}}},
+                           // Split-K (split_fixtures.h): f32 partials of X·A, X·B per K chunk,
+                           // then the combine kernel sums them and applies silu(·) ⊙ (·).
+                           GpuCase{"gated_mlp_splitk",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}}},
+                           GpuCase{"gated_mlp_splitk",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}},
+                           GpuCase{"gated_mlp_splitk",
+                                   {{"B", 2}, {"K", 2048}, {"N", 256}},
+                                   {{"g", 4}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           // lora split: (X·A)·B per K chunk in the loop, B invariant.
+                           GpuCase{"lora_splitk",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}}},
+                           GpuCase{"lora_splitk",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}},
+                           GpuCase{"lora_splitk",
+                                   {{"B", 2}, {"K", 2048}, {"N", 256}, {"R", 16}},
+                                   {{"g", 2}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}}};
   for (const GpuCase& c : cases) {
     SCOPED_TRACE(c.fixture);
-    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(c.fixture, c.sizes));
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         absl::EndsWith(c.fixture, "_splitk")
+                             ? codegen_test::MakeSplitFixture(c.fixture, c.sizes)
+                             : fixtures::MakeFixture(c.fixture, c.sizes));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
     CodegenOptions options;
     options.attention_tiles_per_warp = c.tiles_per_warp;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "block/fixtures/fixtures.h"
+#include "split_fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/block/block_instance.h"
@@ -165,6 +166,102 @@ TEST(NvrtcAuditTest, SplitKvAttentionCompilesForSm80AndSm90AndAudits) {
         EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
         EXPECT_LE(k.generated_smem_bytes, MaxSmemPerBlock(sm));
         EXPECT_LE(k.compiled_regs * c.assignment.at("T"), 65536);
+      }
+    }
+  }
+}
+
+// lora (after-loop matmul, loop-invariant B) and ntrans (rms in the pointwise template) at
+// WORKLOADS.md sizes: compile for sm_80 and sm_90, no spills, within the register file.
+TEST(NvrtcAuditTest, LoraAndNtransCompileForSm80AndSm90) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  struct Case {
+    const char* fixture;
+    int batch;
+    Assignment assignment;
+  };
+  const Case cases[] = {
+      {"lora", 1, {{"g", 64}, {"F", 8}, {"T", 64}, {"S", 1}}},
+      {"lora", 1, {{"g", 64}, {"F", 16}, {"T", 256}, {"S", 3}}},
+      {"lora", 8, {{"g", 128}, {"F", 16}, {"T", 128}, {"S", 3}}},
+      {"lora", 8, {{"g", 32}, {"F", 32}, {"T", 512}, {"S", 2}}},
+      {"ntrans", 1, {{"g", 1}, {"T", 512}}},
+      {"ntrans", 8, {{"g", 8}, {"T", 256}}},
+      {"ntrans", 8, {{"g", 1}, {"T", 512}}},
+  };
+  for (const Case& c : cases) {
+    std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
+    for (const auto& [k, v] : c.assignment) label += " " + k + "=" + std::to_string(v);
+    SCOPED_TRACE(label);
+    ASSERT_OK_AND_ASSIGN(
+        fixtures::Fixture fx,
+        fixtures::MakeFixture(c.fixture, fixtures::WorkloadSizes(c.fixture, c.batch)));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    for (int sm : {80, 90}) {
+      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+      EXPECT_FALSE(r.cubin.empty());
+      ASSERT_OK_AND_ASSIGN(std::vector<KernelAudit> audit,
+                           AuditResources(fx.graph, c.assignment, code, r));
+      ASSERT_EQ(audit.size(), 1u);
+      std::cout << label << " sm_" << sm << ":\n" << FormatAudit(audit);
+      const KernelAudit& k = audit[0];
+      EXPECT_GT(k.compiled_regs, 0);
+      EXPECT_LE(k.compiled_regs, 255);
+      EXPECT_GE(k.compiled_regs, k.accumulator_regs);
+      EXPECT_EQ(k.spill_bytes, 0) << r.log;
+      EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
+      EXPECT_LE(k.generated_smem_bytes, MaxSmemPerBlock(sm));
+      EXPECT_LE(k.compiled_regs * c.assignment.at("T"), 65536);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace prism::codegen
+
+namespace prism::codegen {
+namespace {
+
+// Split-K gated_mlp and lora (split_fixtures.h) at WORKLOADS.md sizes: both kernels compile for sm_80
+// and sm_90 without spills.
+TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  struct Case {
+    const char* fixture;
+    int batch;
+    Assignment assignment;
+  };
+  const Case cases[] = {
+      {"gated_mlp_splitk", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}},
+      {"gated_mlp_splitk", 1, {{"g", 64}, {"s", 16}, {"F", 1}, {"T", 64}, {"S", 1}}},
+      {"gated_mlp_splitk", 8, {{"g", 64}, {"s", 4}, {"F", 8}, {"T", 128}, {"S", 3}}},
+      {"gated_mlp_splitk", 8, {{"g", 64}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}},
+      {"lora_splitk", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}},
+      {"lora_splitk", 8, {{"g", 64}, {"s", 4}, {"F", 8}, {"T", 256}, {"S", 2}}},
+  };
+  for (const Case& c : cases) {
+    std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
+    for (const auto& [k, v] : c.assignment) label += " " + k + "=" + std::to_string(v);
+    SCOPED_TRACE(label);
+    const char* workload = std::string(c.fixture) == "lora_splitk" ? "lora" : "gated_mlp";
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
+                         codegen_test::MakeSplitFixture(
+                             c.fixture, fixtures::WorkloadSizes(workload, c.batch)));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    ASSERT_EQ(code.launches.size(), 2u);
+    for (int sm : {80, 90}) {
+      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+      EXPECT_FALSE(r.cubin.empty());
+      ASSERT_EQ(r.kernels.size(), 2u) << r.log;
+      for (const CompiledKernelInfo& k : r.kernels) {
+        std::cout << label << " sm_" << sm << " " << k.function << ": " << k.registers
+                  << " registers, " << k.spill_store_bytes << " B spill stores\n";
+        EXPECT_GT(k.registers, 0);
+        EXPECT_LE(k.registers, 255);
+        EXPECT_EQ(k.spill_store_bytes, 0) << r.log;
+        EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
       }
     }
   }

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -36,6 +38,16 @@ std::string TempDir(const std::string& name) {
       ::testing::TempDir() + "/prism_tune_" + name + "_" + std::to_string(getpid());
   std::filesystem::remove_all(d);
   return d;
+}
+
+// Y = softmax(X, -1) on [4, 64]: its families need a row sum, which no template emits yet.
+Program SoftmaxProgram() {
+  ProgramBuilder p;
+  TensorId x = p.Input("X", DType::kF16, {4, 64});
+  TensorId y = p.Softmax(x, -1);
+  p.SetName(y, "Y");
+  p.Output(y);
+  return *std::move(p).Build();
 }
 
 // Options without the search's wall-clock budget: results must not depend on the machine's
@@ -106,6 +118,11 @@ void CheckPipeline(const PipelineCase& c) {
 // The table's rows are separate tests so that ctest runs them in parallel.
 const PipelineCase kRmsNormLinear = {
     "rmsnorm_linear", {{"M", 4}, {"K", 128}, {"N", 64}}, 1, "mma.sync"};
+// The cheapest lora family multiplies (X·A)·B inside the loop (generated since 2026-12-01 PM:
+// X·A rounded to f16 as the A operand of ·B).
+const PipelineCase kLora = {"lora", {{"B", 2}, {"K", 256}, {"N", 128}, {"R", 16}}, 1,
+                            "PackF16x2(xa[0][0], xa[0][1])"};
+const PipelineCase kNtrans = {"ntrans", {{"B", 4}, {"D", 512}}, 1, "WarpSum(ss[row])"};
 const PipelineCase kGqa = {"gqa",
                            {{"G", 2}, {"Lq", 16}, {"D", 32}, {"L", 128}},
                            2,
@@ -114,19 +131,234 @@ const PipelineCase kGqa = {"gqa",
 
 TEST(OptimizeTest, RmsNormLinearByTheCostModelWithoutAGpu) { CheckPipeline(kRmsNormLinear); }
 TEST(OptimizeTest, GqaByTheCostModelWithoutAGpu) { CheckPipeline(kGqa); }
+TEST(OptimizeTest, LoraByTheCostModelWithoutAGpu) { CheckPipeline(kLora); }
+TEST(OptimizeTest, NtransByTheCostModelWithoutAGpu) { CheckPipeline(kNtrans); }
+
+// The candidate sample covers the family's domain, not only the neighbours of the preferred
+// instance (tune.h step 2): on rmsnorm_linear [8,4096]×[4096,6144], 32 distinct candidates over
+// the 3 cheapest grid strata, every thread count, several stage counts and forloop counts.
+TEST(OptimizeTest, CandidatesSpanTheDomain) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(
+                                                "rmsnorm_linear", {{"M", 8}, {"K", 4096}, {"N", 6144}}));
+  TuneOptions options = Options(false);
+  options.top_families = 1;
+  options.instances_per_family = 32;
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  ASSERT_EQ(r.candidates.size(), 32u);
+  std::set<int64_t> grids, threads, stages, forloops;
+  std::set<std::string> keys;
+  for (const Candidate& c : r.candidates) {
+    std::string key;
+    for (const auto& [name, v] : c.assignment) {
+      const search::FamilyResult& fr = r.search.families[c.family];
+      const Param* p = fr.graph->FindParam(name);
+      ASSERT_NE(p, nullptr);
+      if (p->role == ParamRole::kGrid) grids.insert(v);
+      if (p->role == ParamRole::kThreads) threads.insert(v);
+      if (p->role == ParamRole::kStages) stages.insert(v);
+      if (p->role == ParamRole::kForloop) forloops.insert(v);
+      key += name + "=" + std::to_string(v) + " ";
+    }
+    EXPECT_TRUE(keys.insert(key).second) << "duplicate candidate " << key;
+  }
+  // ⌈32/12⌉ = 3 grid strata (the preferred instance's among them), every thread count of the
+  // domain {64, 128, 256, 512}, and several stage and forloop values.
+  EXPECT_EQ(grids.size(), 3u);
+  EXPECT_EQ(threads.size(), 4u);
+  EXPECT_GE(stages.size(), 3u);
+  EXPECT_GE(forloops.size(), 3u);
+  EXPECT_EQ(r.candidates[0].assignment, r.search.families[0].best);
+}
+
+// Split (two-kernel) families: the sampled strata launch at least one block per SM in their
+// first kernel (132 on the H200) when the domain has such grids; gated_mlp's split-K family is
+// generated (kernel 1 writes f32 partials) and tried next to the one-kernel family.
+TEST(OptimizeTest, SplitFamiliesAreSampledAtOneWaveOrMore) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("gated_mlp", {{"B", 8}, {"K", 1024}, {"N", 512}}));
+  TuneOptions options = Options(false);
+  options.instances_per_family = 12;
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  int split = 0;
+  for (const Candidate& c : r.candidates) {
+    const search::FamilyResult& fr = r.search.families[c.family];
+    if (fr.kernels < 2) continue;
+    ++split;
+    int64_t blocks = 1;
+    for (const auto& [name, v] : c.assignment) {
+      const Param* p = fr.graph->FindParam(name);
+      ASSERT_NE(p, nullptr);
+      if (p->role == ParamRole::kGrid) blocks *= v;  // k0's grid: (gx, gs, 1)
+    }
+    // The preferred instance (the family's cheapest by the lower bound) comes first regardless.
+    if (c.assignment == fr.best) continue;
+    EXPECT_GE(blocks, target.sms) << "family #" << c.family + 1;
+  }
+  EXPECT_GT(split, 0) << "no split family was generated";
+}
+
+// The tuning cache: key, miss, store, hit, corrupt files (by exact message), disabled.
+TEST(TuneCacheTest, MissStoreHitCorrupt) {
+  const std::string dir = TempDir("tcache");
+  const TuneCache cache(dir);
+  runtime::DeviceInfo dev;
+  dev.name = "NVIDIA H200";
+  dev.driver_version = 13000;
+  dev.cc_major = 9;
+  const Program softmax = SoftmaxProgram();
+  const TuneOptions options = Options(true);
+  const std::string key = TuneCache::Key(softmax, dev, "13.0", "h200", options);
+  EXPECT_EQ(key.size(), 16u);
+  EXPECT_EQ(key, TuneCache::Key(softmax, dev, "13.0", "h200", options));
+  // Every part of the identity changes the key.
+  runtime::DeviceInfo other = dev;
+  other.name = "NVIDIA A100";
+  EXPECT_NE(key, TuneCache::Key(softmax, other, "13.0", "h200", options));
+  other = dev;
+  other.driver_version = 12080;
+  EXPECT_NE(key, TuneCache::Key(softmax, other, "13.0", "h200", options));
+  EXPECT_NE(key, TuneCache::Key(softmax, dev, "12.8", "h200", options));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(
+                                                "rmsnorm_linear", {{"M", 4}, {"K", 128}, {"N", 64}}));
+  EXPECT_NE(key, TuneCache::Key(f.program, dev, "13.0", "h200", options));
+  TuneOptions more = options;
+  more.instances_per_family += 1;
+  EXPECT_NE(key, TuneCache::Key(softmax, dev, "13.0", "h200", more));
+
+  ASSERT_OK_AND_ASSIGN(std::optional<TuneCacheEntry> miss, cache.Lookup(key));
+  EXPECT_FALSE(miss.has_value());
+  TuneCacheEntry e;
+  e.family = 1;
+  e.assignment = {{"g", 96}, {"F", 16}, {"T", 512}, {"S", 3}};
+  e.median_us = 23.5;
+  e.relative_error = 3e-4;
+  e.input_sets = 3;
+  ASSERT_OK(cache.Store(key, e));
+  ASSERT_OK_AND_ASSIGN(std::optional<TuneCacheEntry> hit, cache.Lookup(key));
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->family, 1);
+  EXPECT_EQ(hit->assignment, e.assignment);
+  EXPECT_EQ(hit->median_us, 23.5);
+  EXPECT_EQ(hit->input_sets, 3);
+
+  const std::string path = dir + "/" + key + ".json";
+  EXPECT_EQ(cache.PathOf(key), path);
+  struct Corrupt {
+    const char* text;
+    std::string why;
+  };
+  const Corrupt corrupt[] = {
+      {"{not json", "not a JSON object"},
+      {R"({"format": "other", "version": 1})", "not format prism.tune-cache version 1"},
+      {R"({"format": "prism.tune-cache", "version": 1, "key": "0000000000000000"})",
+       "its key differs from the file name"},
+      {nullptr, "no field 'median_us'"},
+      {nullptr, "a field has the wrong type"},
+  };
+  for (const Corrupt& c : corrupt) {
+    std::string text = c.text ? c.text : "";
+    if (c.text == nullptr && c.why == "no field 'median_us'") {
+      text = "{\"format\": \"prism.tune-cache\", \"version\": 1, \"key\": \"" + key +
+             "\", \"family\": 0, \"assignment\": {}, \"relative_error\": 0, \"input_sets\": 1}";
+    } else if (c.text == nullptr) {
+      text = "{\"format\": \"prism.tune-cache\", \"version\": 1, \"key\": \"" + key +
+             "\", \"family\": 0, \"assignment\": {\"g\": \"x\"}, \"median_us\": 1, "
+             "\"relative_error\": 0, \"input_sets\": 1}";
+    }
+    std::ofstream(path, std::ios::trunc) << text;
+    EXPECT_THAT(cache.Lookup(key).status(),
+                StatusIs(absl::StatusCode::kDataLoss,
+                         "corrupt tuning-cache entry '" + path + "': " + c.why));
+  }
+  // Disabled: always a miss, Store does nothing.
+  const TuneCache off("");
+  ASSERT_OK_AND_ASSIGN(std::optional<TuneCacheEntry> none, off.Lookup(key));
+  EXPECT_FALSE(none.has_value());
+  EXPECT_OK(off.Store(key, e));
+  // Unwritable: the directory is a regular file.
+  std::ofstream(dir + "/plain") << "x";
+  EXPECT_THAT(TuneCache(dir + "/plain").Store(key, e),
+              StatusIs(absl::StatusCode::kInternal,
+                       StartsWith("cannot write the tuning cache '" + dir + "/plain/" + key +
+                                  ".json': ")));
+  std::filesystem::remove_all(dir);
+}
+
+// Optimize with the tuning cache and a fake device identity (nothing runs on it): a hit selects
+// the cached instance without compiling or measuring; a corrupt or stale entry is reported in
+// tune_cache_note and measuring is attempted (which fails here: no GPU behind the identity).
+TEST(TuneCacheTest, OptimizeHitSkipsMeasurement) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(
+                                                "rmsnorm_linear", {{"M", 4}, {"K", 128}, {"N", 64}}));
+  const std::string dir = TempDir("tcache_opt");
+  runtime::DeviceInfo dev;
+  dev.name = "Fake GPU";
+  dev.driver_version = 1;
+  dev.cc_major = 9;
+  TuneOptions options = Options(true);
+  options.top_families = 1;
+  options.instances_per_family = 4;
+  options.fake_device = dev;
+  options.tune_cache_dir = dir;
+  options.measure.timeout = absl::Seconds(20);
+  // The candidates, by the cost model (same search, same sample).
+  TuneOptions by_cost = Options(false);
+  by_cost.top_families = 1;
+  by_cost.instances_per_family = 4;
+  ASSERT_OK_AND_ASSIGN(TuneResult plain, Optimize(f.program, target, by_cost));
+  ASSERT_GE(plain.candidates.size(), 2u);
+  const Candidate& pick = plain.candidates[1];
+  const std::string nvrtc = plain.nvrtc_version;
+  const std::string key = TuneCache::Key(f.program, dev, nvrtc, target.name, options);
+  TuneCacheEntry e;
+  e.family = pick.family;
+  e.assignment = pick.assignment;
+  e.median_us = 7.25;
+  e.relative_error = 1e-4;
+  e.input_sets = 4;
+  ASSERT_OK(TuneCache(dir).Store(key, e));
+  ASSERT_OK_AND_ASSIGN(TuneResult hit, Optimize(f.program, target, options));
+  EXPECT_TRUE(hit.tune_cache_hit);
+  EXPECT_EQ(hit.tune_cache_key, key);
+  EXPECT_EQ(hit.tune_cache_note, "");
+  EXPECT_EQ(hit.method, Method::kMeasured);
+  EXPECT_EQ(hit.chosen().assignment, pick.assignment);
+  ASSERT_TRUE(hit.chosen().measurement.has_value());
+  EXPECT_EQ(hit.chosen().measurement->median_us, 7.25);
+  for (const Candidate& c : hit.candidates) EXPECT_FALSE(c.compiled);  // nothing compiled
+
+  // Stale: an instance that is not a candidate.
+  e.assignment["T"] = 12345;
+  ASSERT_OK(TuneCache(dir).Store(key, e));
+  absl::StatusOr<TuneResult> stale = Optimize(f.program, target, options);
+  if (!runtime::DriverLibraryPresent()) {
+    EXPECT_THAT(stale.status(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                         StartsWith("no candidate matched the reference on the GPU: ")));
+  }
+  // Corrupt: reported, then measuring is attempted.
+  std::ofstream(dir + "/" + key + ".json", std::ios::trunc) << "{";
+  absl::StatusOr<TuneResult> corrupt = Optimize(f.program, target, options);
+  if (!runtime::DriverLibraryPresent()) {
+    EXPECT_THAT(corrupt.status(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                           StartsWith("no candidate matched the reference on the GPU: ")));
+  }
+  std::filesystem::remove_all(dir);
+}
 
 TEST(OptimizeTest, ErrorsByExactMessage) {
   ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
-  // No family of lora can be generated yet (loop-invariant B tile in the GEMM template).
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture lora,
-                       fixtures::MakeFixture("lora", fixtures::ReducedSizes("lora")));
+  // No family of a row softmax can be generated yet (a row sum in the pointwise template).
+  const Program softmax = SoftmaxProgram();
   const TuneOptions options = Options(false);
-  EXPECT_THAT(Optimize(lora.program, target, options).status(),
+  EXPECT_THAT(Optimize(softmax, target, options).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        StartsWith("no family can be generated as CUDA yet: ")));
   TuneOptions bad = options;
   bad.top_families = 0;
-  EXPECT_THAT(Optimize(lora.program, target, bad).status(),
+  EXPECT_THAT(Optimize(softmax, target, bad).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "top_families and instances_per_family must be at least 1"));
 
@@ -134,7 +366,7 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
   if (!runtime::DriverLibraryPresent()) {
     TuneOptions gpu = Options(true);
     gpu.require_gpu = true;
-    EXPECT_THAT(Optimize(lora.program, target, gpu).status(),
+    EXPECT_THAT(Optimize(softmax, target, gpu).status(),
                 StatusIs(absl::StatusCode::kUnavailable,
                          StartsWith("--gpu 0: no CUDA driver: dlopen(\"libcuda.so.1\") failed (")));
     // Without require_gpu: falls back to the cost model and says why.

@@ -13,10 +13,17 @@
 //     shared memory with 16-byte cp.async in an S-stage pipeline (rows padded by 16 bytes);
 //     matmul of two loop tiles closed by acc_sum on tensor cores (mma.sync m16n8k16, f16 →
 //     f32; M padded to 16, warps split K, and N when K is short); acc_sumsq_last(x) /
-//     acc_sum_last(square(x)) of a matmul's A tile fused into the A-fragment loads; after the
-//     loop inv_rms, unary (exp silu gelu relu sqrt rsqrt square neg recip scale) and binary
-//     (add sub mul div, broadcasting) ops per output element in f32, rounded to f16 at the
-//     store.
+//     acc_sum_last(square(x)) of a matmul's A tile fused into the A-fragment loads; matmuls of
+//     different N tiles may share the A tile; after the loop inv_rms, unary (exp silu gelu
+//     relu sqrt rsqrt square neg recip scale) and binary (add sub mul div, broadcasting) ops
+//     per output element in f32, and acc_sum(matmul) · (loop-invariant B tile read from
+//     global memory; lora's (X·A)·B), rounded to f16 at the store. A chained loop matmul
+//     (X·A)·B with X·A [M, 16] and B a loop-invariant [16, N] tile (lora's split and
+//     in-loop forms): X·A per k16 chunk on tensor cores, rounded to f16 as the A operand of
+//     ·B, B's fragments held in registers. Split-K kernel 1: outputs of accumulators
+//     (acc_sum of a matmul, Σx²) may be f32 tensors, stored unrounded (the partials that the
+//     pointwise combine kernel sums). Over 192 f32 accumulator registers per thread →
+//     ResourceExhausted (they would spill).
 //   - attention (a matmul S = Q·K whose result is exponentiated inside the loop: the
 //     split-KV partial kernel of gqa / qknorm_gqa): rank-3 [heads, rows, cols] f16 tiles,
 //     loop-invariant Q kept as mma fragments, K/V streamed through the cp.async ring; S and
@@ -28,8 +35,11 @@
 //     groups): inputs (f16/f32, any rank), elementwise ops, inv_rms and acc_sum, one output
 //     element per thread, loads straight from global memory, sums in iteration order. Each
 //     graph block is launched as P thread blocks along z (LaunchConfig::grid = (gx, gy, gz·P)).
-// Anything else (library kernels, loop-invariant inputs outside attention, reductions, rms
-// outside attention, online accumulators, after-loop matmuls, bf16 tensors, ...) →
+//     With rms over the last dim (ntrans; no forloop, ≤ 32 rows per block, every rms over the
+//     stored tile): P = 1, one pass per rms (row sums of squares: registers, warp shuffles,
+//     shared memory), inputs cached in registers (16-byte loads) when they fit.
+// Anything else (library kernels, other loop-invariant inputs outside attention, reductions,
+// other rms, online accumulators, other after-loop matmuls, bf16 tensors, ...) →
 // Unimplemented naming the kernel, op and what is missing; never wrong code. Output is
 // deterministic: the same program and options give byte-identical strings.
 #ifndef PRISM_CODEGEN_CODEGEN_H_

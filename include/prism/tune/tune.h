@@ -10,21 +10,33 @@
 //      initializes CUDA).
 //   1. search::Search(program, options.search, target): proved, pruned families in the
 //      search's order (best first).
-//   2. For the families in that order: candidates are the family's preferred instance, then
-//      its neighbours (one or two parameters moved by one or two steps along their domains)
-//      that instantiate and pass Pruner::CheckInstance (domains, constraints, hard rules).
-//      Up to instances_per_family of them that codegen::GenerateCuda accepts are kept: the
-//      preferred one, the cheapest (by the cost lower bound) generated neighbour of each
-//      distinct set of moved parameters, then the other neighbours cheapest first; at most
-//      8 × instances_per_family are tried per family. A family none of whose candidates
-//      generates is a codegen skip (the first message is recorded) and does not count
-//      towards top_families. The walk stops after top_families families with candidates.
+//   2. For the families in that order: candidates are the family's preferred instance, then a
+//      deterministic stratified sample of the family's whole feasible domain: every
+//      assignment of the cross product of the parameter domains (all of it up to 20,000
+//      points, else 20,000 spread over it by a fixed permutation; at most 8,000 generation
+//      attempts) that instantiates, that codegen::GenerateCuda accepts and that passes
+//      Pruner::CheckInstance (domains, constraints, hard rules) is grouped by its grid
+//      parameters (strata) and (threads, stages) (sub-strata), each sub-stratum ordered by the
+//      cost lower bound (then forloop ascending, then a fixed hash); up to
+//      instances_per_family are taken round-robin over the ⌈instances_per_family/12⌉ (≥ 2)
+//      cheapest strata, each turn from the stratum's next sub-stratum (diagonals of the
+//      threads × stages table first), cycling over its three smallest feasible forloop
+//      counts. A family none of whose candidates generates is a codegen skip (the first
+//      message is recorded) and does not count towards top_families. The walk stops after
+//      top_families families with candidates.
 //   3. With a GPU (use_gpu and the query succeeded): every candidate is compiled with NVRTC
 //      for the device's sm in one child process (runtime::CompileInChild, through the
 //      compile cache) and measured in its own child (runtime::MeasureInChild) against the
 //      reference interpreter (f64: device mode rounds attention scores to f16 and its own
 //      error exceeds the tolerance at gqa b=8; RandomInputs(program, seed)); the fastest
 //      candidate whose output is within DefaultTolerance is selected (Method::kMeasured).
+//      Measuring stops once measure_budget_s has passed (the rest are recorded as not
+//      measured); candidates are measured round-robin over the families (each family's in
+//      sample order), so a cut keeps every family's and each stratum's first picks.
+//      With tune_cache_dir set and a cache entry for (program, GPU, driver, NVRTC, options)
+//      that names one of the candidates, nothing is compiled or measured: that candidate is
+//      selected with the cached measurement (TuneResult::tune_cache_hit); after a measured
+//      selection the entry is written (TuneCache below).
 //      Without a GPU (use_gpu false, or no driver/device: `no_gpu_reason` says which) the
 //      cheapest candidate by the cost lower bound is selected (Method::kCostModel), compiled
 //      with NVRTC for the target's compute capability when NVRTC is available (candidates
@@ -51,7 +63,7 @@ namespace prism::tune {
 struct TuneOptions {
   search::SearchConfig search;   // the default SearchConfig unless set
   int top_families = 3;          // families with generated candidates that are tried
-  int instances_per_family = 8;  // generated candidates per family (the preferred one first)
+  int instances_per_family = 48;  // generated candidates per family (the preferred one first)
   bool use_gpu = true;           // false: select by the cost model (no device query)
   int gpu = 0;                   // device ordinal
   // true: a GPU that cannot be used is an error (Unavailable "--gpu <n>: <why>"), not a
@@ -60,6 +72,13 @@ struct TuneOptions {
   std::string compile_cache_dir;  // empty: no compile cache
   runtime::MeasureOptions measure;
   uint64_t seed = 1;  // inputs of the correctness check
+  // Wall-clock budget for measuring candidates (compilation excluded); 0: no limit.
+  double measure_budget_s = 45;
+  // Tuning cache directory (TuneCache); empty: none. Used only with a GPU.
+  std::string tune_cache_dir;
+  // Tests only: use this device identity instead of querying the driver (nothing runs on
+  // it: with a tuning-cache hit nothing needs to; otherwise measuring fails).
+  std::optional<runtime::DeviceInfo> fake_device;
 };
 
 struct Candidate {
@@ -93,6 +112,9 @@ struct TuneResult {
   int sm = 0;                   // the architecture compiled for (0: not compiled)
   std::string nvrtc_version;    // empty without NVRTC
   codegen::GeneratedCode code;  // of the selected candidate
+  bool tune_cache_hit = false;  // the selection came from the tuning cache (not measured now)
+  std::string tune_cache_key;   // empty unless a tuning cache was used
+  std::string tune_cache_note;  // why an entry was ignored (corrupt, stale), or a store error
   const Candidate& chosen() const { return candidates[selected]; }
   const search::FamilyResult& chosen_family() const {
     return search.families[candidates[selected].family];
@@ -122,6 +144,39 @@ absl::Status WriteOutputs(const TuneResult& result, const std::string& program_l
 
 // "measured" or "cost model".
 const char* MethodName(Method method);
+
+// The tuning cache: DIR/<key>.json per (program, GPU, driver, NVRTC, options), holding the
+// measured selection; written atomically (temporary file + rename).
+//   {"format": "prism.tune-cache", "version": 1, "key", "family" (0-based index in the
+//    search's order), "assignment" {name: value}, "median_us", "relative_error",
+//    "input_sets"}
+struct TuneCacheEntry {
+  int family = 0;
+  Assignment assignment;
+  double median_us = 0;
+  double relative_error = 0;
+  int input_sets = 0;
+};
+
+class TuneCache {
+ public:
+  explicit TuneCache(std::string dir);  // empty: disabled (Lookup misses, Store does nothing)
+  // 16 hex digits of a stable hash of Program::StructuralHash, the GPU name, the driver
+  // version, the NVRTC version, the target name and the options that change the candidates
+  // (top_families, instances_per_family, seed).
+  static std::string Key(const Program& program, const runtime::DeviceInfo& device,
+                         absl::string_view nvrtc_version, absl::string_view target_name,
+                         const TuneOptions& options);
+  // nullopt: no entry. DataLoss "corrupt tuning-cache entry '<path>': <why>" for a file that
+  // does not parse or lacks a field (or whose key differs).
+  absl::StatusOr<std::optional<TuneCacheEntry>> Lookup(const std::string& key) const;
+  // Internal "cannot write the tuning cache '<path>': <why>".
+  absl::Status Store(const std::string& key, const TuneCacheEntry& entry) const;
+  std::string PathOf(const std::string& key) const;
+
+ private:
+  std::string dir_;
+};
 
 }  // namespace prism::tune
 

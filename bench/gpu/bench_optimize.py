@@ -1,0 +1,171 @@
+"""Times the kernels `prism optimize` selected on the device, next to the baselines, in one run.
+
+Run on the GPU machine from the repository root after bench/gpu/run_optimize_all.sh wrote
+<dir>/<workload>_b<batch>/{kernel.cu,launch.json,family.json} (the prism optimize outputs,
+carried back as .carry/po/), with copies of ../shared/baselines/{harness,workloads}.py in
+.carry/ (bench/gpu/prepare_optimize_carry.sh):
+
+    PYTHONUNBUFFERED=1 python3 bench/gpu/bench_optimize.py [.carry/po]
+
+Each selected program (one or more kernels, f32 intermediates allocated per input set) is
+compiled with CuPy's RawKernel (NVRTC, the generated source unchanged), checked on two fresh
+random input sets against a float64 reference with every written tensor poisoned by NaN first,
+and handed to harness.run as the "library" implementation, so that it is timed in the same run,
+by the same code (CUDA graph over input sets rotated past L2, median of replays), as PyTorch
+eager and torch.compile (and max-autotune with MAX_AUTOTUNE=1). Writes $OUT/prism_optimize.json
+(harness rows) and $OUT/prism_optimize_check.json (f64 errors, selected instances).
+"""
+import json, math, os, sys, warnings
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+import numpy as np
+import torch
+import cupy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CARRY = os.path.join(HERE, "..", "..", ".carry")
+sys.path.insert(0, CARRY)
+import harness  # noqa: E402  (../shared/baselines/harness.py, carried)
+import workloads  # noqa: E402
+
+# The program's input tensor names in the harness's argument order (examples/*.prism).
+INPUTS = {
+    "gqa": ["Q", "Kt", "V"],
+    "qknorm_gqa": ["Q", "Kt", "V"],
+    "rmsnorm_linear": ["X", "W"],
+    "gated_mlp": ["X", "A", "B"],
+    "lora": ["X", "W", "A", "B"],
+    "ntrans": ["X", "H", "Alpha"],
+}
+DT = {"f16": torch.float16, "f32": torch.float32}
+
+
+class Program:
+    """The kernels of one launch.json, run in order; the output is the tensor written and never read."""
+
+    def __init__(self, folder, inputs):
+        with open(os.path.join(folder, "launch.json")) as f:
+            self.launch = json.load(f)
+        with open(os.path.join(folder, "kernel.cu")) as f:
+            src = f.read()
+        self.inputs = inputs
+        self.kernels = []
+        shapes, written, read = {}, set(), set()
+        for k in self.launch["kernels"]:
+            fn = cupy.RawKernel(src, k["function"], options=("-std=c++17",), backend="nvrtc")
+            fn.max_dynamic_shared_size_bytes = k["dynamic_smem_bytes"]
+            names = [a["tensor"] for a in k["args"]]
+            for a in k["args"]:
+                shapes[a["tensor"]] = (a["shape"], a["dtype"])
+                (written if a["access"] == "write" else read).add(a["tensor"])
+            self.kernels.append((fn, tuple(k["grid"]), tuple(k["block"]), k["dynamic_smem_bytes"], names,
+                                 fn.attributes["num_regs"]))
+        outs = sorted(written - read)
+        assert len(outs) == 1, outs
+        self.output = outs[0]
+        self.shapes = shapes
+        self.written = written
+        self.bufs = {}
+
+    def buffers(self, key):
+        b = self.bufs.get(key)
+        if b is None:
+            b = {n: torch.empty(*self.shapes[n][0], dtype=DT[self.shapes[n][1]], device="cuda")
+                 for n in self.written}
+            self.bufs[key] = b
+        return b
+
+    def poison(self, *ins):
+        for t in self.buffers(tuple(t.data_ptr() for t in ins)).values():
+            t.fill_(float("nan"))
+
+    def __call__(self, *ins):
+        b = self.buffers(tuple(t.data_ptr() for t in ins))
+        tensors = dict(zip(self.inputs, ins))
+        tensors.update(b)
+        with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            for fn, grid, block, smem, names, _ in self.kernels:
+                fn(grid, block, tuple(np.uint64(tensors[n].data_ptr()) for n in names), shared_mem=smem)
+        return b[self.output]
+
+
+def rms64(x):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+def attn64(q, kt, v):
+    return torch.softmax(q @ kt, -1) @ v
+
+
+REF64 = {
+    "gqa": attn64,
+    "qknorm_gqa": lambda q, kt, v: attn64(rms64(q), kt, rms64(v)),
+    "rmsnorm_linear": lambda x, w: rms64(x) @ w,
+    "gated_mlp": lambda x, a, b: torch.nn.functional.silu(x @ a) * (x @ b),
+    "lora": lambda x, w, a, b: x @ w + (x @ a) @ b,
+    "ntrans": lambda x, h, al: rms64(x + al * (rms64(h) - x)),
+}
+
+
+def check(p, w, trials=2):
+    worst = 0.0
+    for t in range(trials):
+        torch.manual_seed(100 + t)
+        ins = w["make"]()
+        p.poison(*ins)
+        y = p(*ins)
+        torch.cuda.synchronize()
+        if torch.isnan(y).any():
+            return float("nan")
+        r = REF64[w["name"]](*[i.double() for i in ins])
+        worst = max(worst, ((y.double() - r).norm() / r.norm()).item())
+        p.bufs.clear()
+    return worst
+
+
+def main():
+    po = sys.argv[1] if len(sys.argv) > 1 else os.path.join(CARRY, "po")
+    suite = [w for w in workloads.suite()
+             if os.path.exists(os.path.join(po, f"{w['name']}_b{w['bs']}", "launch.json"))]
+    checks = []
+    for w in suite:
+        folder = os.path.join(po, f"{w['name']}_b{w['bs']}")
+        with open(os.path.join(folder, "family.json")) as f:
+            fam = json.load(f)
+        try:
+            p = Program(folder, INPUTS[w["name"]])
+        except Exception as e:  # recorded, not fatal
+            checks.append(dict(workload=w["name"], bs=w["bs"], error=str(e)[:500]))
+            print(json.dumps(checks[-1]), flush=True)
+            continue
+        err = check(p, w)
+        row = dict(workload=w["name"], bs=w["bs"], relerr_f64=err, family=fam["family"],
+                   assignment=fam["assignment"], selection=fam["selection"],
+                   optimize_measured_us=fam.get("measured_us"),
+                   kernels=[dict(function=k[0].name if hasattr(k[0], "name") else None, grid=k[1],
+                                 block=k[2], smem=k[3], regs=k[5]) for k in p.kernels])
+        checks.append(row)
+        print(json.dumps(row), flush=True)
+        if err == err and err < 5e-3:
+            w["lib"] = p
+    with open(os.path.join(os.environ.get("OUT", "/tmp"), "prism_optimize_check.json"), "w") as f:
+        json.dump(checks, f, indent=1)
+    rows = harness.run(suite, "prism_optimize.json")
+    ratios = []
+    for w, r in zip(suite, rows):
+        if "library_us" not in r:
+            print(f"{w['name']} b={w['bs']}: no prism kernel")
+            continue
+        base = min(v for k, v in r.items() if k.endswith("_us") and k not in
+                   ("library_us", "best_us", "floor_us") and not k.endswith("_hot_us"))
+        ratios.append(r["library_us"] / base)
+        print(f"{w['name']} b={w['bs']}: prism {r['library_us']:.2f} us, best baseline {base:.2f} us, "
+              f"prism/best {r['library_us'] / base:.3f}, prism/floor {r['library_us'] / r['floor_us']:.2f} "
+              f"(floor {r['floor_us']:.2f})")
+    if ratios:
+        print(f"geomean speedup over the best baseline (rows with prism): "
+              f"{math.exp(-sum(map(math.log, ratios)) / len(ratios)):.3f} over {len(ratios)} rows")
+
+
+if __name__ == "__main__":
+    main()

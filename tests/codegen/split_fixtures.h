@@ -1,0 +1,102 @@
+// Split-K two-kernel sGraphs exactly as the search emits them (docs/search.md, split-reduction
+// forms: a grid axis `gs` over the forloop's dim, f32 partials laid along dim 0, a second
+// kernel whose forloop walks the gs partial groups). Test data for codegen (the hand-written
+// fixtures of tests/block/fixtures are one-kernel for these workloads); the Program is the
+// fixture's. Header-only: used by codegen_test and codegen_gpu_test.
+//
+//   gated_mlp_splitk  k0 grid (g over N, s over K): acc_sum(X·A), acc_sum(X·B) → P5, P7
+//                     [s·B, N] f32; k1 grid (g): Σ_s P5, Σ_s P7, silu(·) ⊙ (·) → Y
+//   lora_splitk       k0 grid (g, s): acc_sum(X·W), acc_sum((X·A)·B) with B's column tile
+//                     loop-invariant → P7, P8 [s·B, N]; k1: Σ P7 + Σ P8 → Y
+#ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
+#define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
+
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "block/fixtures/fixtures.h"
+#include "prism/base/status.h"
+#include "prism/block/sgraph.h"
+
+namespace prism::codegen_test {
+
+inline absl::StatusOr<Expr> SplitParam(SGraph& g, absl::string_view name, ParamRole role,
+                                       absl::StatusOr<Domain> domain) {
+  PRISM_RETURN_IF_ERROR(domain.status());
+  return g.AddParam(name, role, *domain);
+}
+
+// "gated_mlp_splitk" or "lora_splitk" at `sizes` (fixtures::WorkloadSizes of the workload).
+inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
+                                                          const fixtures::Sizes& sizes) {
+  constexpr int64_t R = kReplicate;
+  const bool lora = name == "lora_splitk";
+  if (!lora && name != "gated_mlp_splitk") {
+    return absl::NotFoundError(absl::StrCat("no split fixture ", name));
+  }
+  PRISM_ASSIGN_OR_RETURN(fixtures::Fixture base,
+                         fixtures::MakeFixture(lora ? "lora" : "gated_mlp", sizes));
+  const int64_t b = sizes.at("B"), k = sizes.at("K"), n = sizes.at("N");
+  SGraph g{std::string(name)};
+  PRISM_ASSIGN_OR_RETURN(const Expr gx,
+                         SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
+  PRISM_ASSIGN_OR_RETURN(const Expr gs,
+                         SplitParam(g, "s", ParamRole::kGrid, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(const Expr f,
+                         SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
+                                                  Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(const Expr st,
+                         SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 4)));
+  const int x = g.AddInput("X", DType::kF16, {b, k});
+  int wa = -1, wb = -1, a = -1, bb = -1;
+  if (lora) {
+    const int64_t r = sizes.at("R");
+    wa = g.AddInput("W", DType::kF16, {k, n});
+    a = g.AddInput("A", DType::kF16, {k, r});
+    bb = g.AddInput("B", DType::kF16, {r, n});
+  } else {
+    wa = g.AddInput("A", DType::kF16, {k, n});
+    wb = g.AddInput("B", DType::kF16, {k, n});
+  }
+  const int y = g.AddOutput("Y", DType::kF16, {b, n});
+  const Expr rows = g.ctx().Mul(g.Const(b), gs);
+  const int p0 = g.AddTensor("P0", DType::kF32, {rows, g.Const(n)});
+  const int p1 = g.AddTensor("P1", DType::kF32, {rows, g.Const(n)});
+  {
+    BlockGraphBuilder kb(g, {gx, gs, g.One()}, t, f, st);
+    const int xt = kb.Input("Xt", x, {R, 1, R}, 1);
+    const int w0 = kb.Input(lora ? "Wt" : "At", wa, {1, 0, R}, 0);
+    int acc0 = kb.Accumulate("A0", BlockOpKind::kAccSum, kb.MatMul("M0", xt, w0));
+    int acc1 = -1;
+    if (lora) {
+      const int at = kb.Input("At", a, {R, 0, R}, 0);
+      const int bt = kb.Input("Bt", bb, {1, R, R}, R);
+      const int xa = kb.MatMul("XA", xt, at);
+      acc1 = kb.Accumulate("A1", BlockOpKind::kAccSum, kb.MatMul("XAB", xa, bt));
+    } else {
+      const int w1 = kb.Input("Bt", wb, {1, 0, R}, 0);
+      acc1 = kb.Accumulate("A1", BlockOpKind::kAccSum, kb.MatMul("M1", xt, w1));
+    }
+    kb.Output(acc0, p0, {1, 0, R});
+    kb.Output(acc1, p1, {1, 0, R});
+    std::move(kb).Finish("k0");
+  }
+  {
+    BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, gs, st);
+    const int q0 = kb.Accumulate("R0", BlockOpKind::kAccSum, kb.Input("Q0", p0, {1, R, R}, 0));
+    const int q1 = kb.Accumulate("R1", BlockOpKind::kAccSum, kb.Input("Q1", p1, {1, R, R}, 0));
+    const int v = lora ? kb.Binary("Yt", OpKind::kAdd, q0, q1)
+                       : kb.Binary("Yt", OpKind::kMul, kb.Unary("Sg", OpKind::kSilu, q0), q1);
+    kb.Output(v, y, {1, R, R});
+    std::move(kb).Finish("k1");
+  }
+  return fixtures::Fixture{std::move(g), std::move(base.program)};
+}
+
+}  // namespace prism::codegen_test
+
+#endif  // PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
