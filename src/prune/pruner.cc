@@ -190,6 +190,7 @@ struct Pruner::Impl {
   // Concrete check; `violated` gets constraint and rule names.
   absl::StatusOr<InstanceCheck> Check(const Family& family, const Assignment& a,
                                       std::optional<double> incumbent_us);
+  std::string kept_text;  // Dump's in-memory query (options.keep_queries)
   absl::StatusOr<std::string> Dump(const Family& family, absl::string_view query,
                                    const smt::CheckResult& r, absl::string_view decision,
                                    const smt::CheckOptions& options);
@@ -532,6 +533,18 @@ absl::StatusOr<std::string> Pruner::Impl::Dump(const Family& family, absl::strin
                                                const smt::CheckResult& r,
                                                absl::string_view decision,
                                                const smt::CheckOptions& check) {
+  if (options.keep_queries) {
+    // Deterministic header (no solver times or resource counts): reports compare it byte
+    // for byte across runs.
+    const std::vector<std::string> stable = {
+        absl::StrCat("family: ", family.name()),
+        absl::StrCat("target: ", target.name, " (", target.display_name, ")"),
+        absl::StrCat("decision: ", decision),
+        absl::StrCat("expected answer: ", r.verdict == Verdict::kProved ? "unsat" : "sat"),
+        "re-check: z3 THIS_FILE",
+    };
+    kept_text = solver->ToSmtLib2(query, r.verdict, stable, check);
+  }
   if (options.dump_dir.empty()) return std::string();
   const std::vector<std::string> header = {
       absl::StrCat("family: ", family.name()),
@@ -684,7 +697,10 @@ absl::Status Pruner::DecideWithZ3(const Family& family, std::optional<double> in
   absl::Status status = absl::OkStatus();
   const auto dump = [&](absl::string_view query, const smt::CheckResult& r,
                         const smt::CheckOptions& options) {
+    m.kept_text.clear();
     absl::StatusOr<std::string> f = m.Dump(family, query, r, d.ToString(), options);
+    d.smt_text = std::move(m.kept_text);
+    d.smt_query = std::string(query);
     if (f.ok()) {
       d.smt_file = *f;
     } else {

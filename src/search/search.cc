@@ -1230,6 +1230,7 @@ class Searcher {
     const auto make_pruner = [&] {
       prune::PrunerOptions options;
       options.brute_force_limit = config_.brute_force_limit;
+      options.keep_queries = config_.record_pruned;
       return prune::Pruner::Create(target_, options);
     };
     PRISM_RETURN_IF_ERROR(ParallelFor("rank", proved.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
@@ -1246,6 +1247,7 @@ class Searcher {
       const Candidate& c = candidates_[i];
       if (c.cost_us >= 0 && (!incumbent_ || RankUs(c) < *incumbent_)) incumbent_ = RankUs(c);
     }
+    result_.incumbent_us = incumbent_;
     std::vector<size_t> dearer;
     if (config_.prune && incumbent_) {
       for (size_t i : proved) {
@@ -1271,10 +1273,27 @@ class Searcher {
                 ? std::get<prune::Infeasible>(c.decision->result).rules
                 : std::get<prune::Dominated>(c.decision->result).rules;
         for (const std::string& r : rules_hit) ++result_.funnel.pruned_by_rule[r];
+        if (config_.record_pruned) {
+          PrunedFamily p = PrunedOf(c);
+          const bool infeasible = std::holds_alternative<prune::Infeasible>(c.decision->result);
+          p.verdict = infeasible ? "infeasible" : "dominated";
+          p.rules = rules_hit;
+          if (!infeasible) p.incumbent_us = std::get<prune::Dominated>(c.decision->result).incumbent_us;
+          p.decision = c.decision->ToString();
+          p.smt_query = c.decision->smt_query;
+          p.smt2 = c.decision->smt_text;
+          result_.pruned.push_back(std::move(p));
+        }
         continue;
       }
       if (c.cost_us < 0) {
         ++result_.funnel.pruned_by_rule["no_feasible_instance"];
+        if (config_.record_pruned) {
+          PrunedFamily p = PrunedOf(c);
+          p.verdict = "no_feasible_instance";
+          if (c.decision) p.decision = c.decision->ToString();
+          result_.pruned.push_back(std::move(p));
+        }
         continue;
       }
       FamilyResult fr;
@@ -1287,6 +1306,16 @@ class Searcher {
       result_.families.push_back(std::move(fr));
     }
     return absl::OkStatus();
+  }
+
+  // The parts of a pruned family's record that do not depend on its verdict (moves the graph).
+  static PrunedFamily PrunedOf(Candidate& c) {
+    PrunedFamily p;
+    p.name = c.family->name();
+    p.kernels = static_cast<int>(c.graph.kernels().size());
+    p.cost_us = c.cost_us;
+    p.graph = std::make_unique<SGraph>(std::move(c.graph));
+    return p;
   }
 
   // The ranking model (DESIGN.md §5: calibrated, unlike the dominance bound): the lower bound

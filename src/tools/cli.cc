@@ -31,6 +31,7 @@ const Command kCommands[] = {
     {&RulesSpec, &RunRules},
     {&SearchSpec, &RunSearch},
     {&OptimizeSpec, &RunOptimize},
+    {&AuditSpec, &RunAudit},
 };
 
 const Command* FindCommand(absl::string_view name) {

@@ -1,6 +1,6 @@
 // The subcommands of `prism`, one file each (check.cc, eval.cc, workload.cc, hw.cc,
-// prune_cmd.cc, check_proof.cc, rules_cmd.cc, search_cmd.cc, optimize_cmd.cc). The registry
-// table in cli.cc lists them; see cli.h for the conventions every command follows.
+// prune_cmd.cc, check_proof.cc, rules_cmd.cc, search_cmd.cc, optimize_cmd.cc, audit_cmd.cc).
+// The registry table in cli.cc lists them; see cli.h for the conventions every command follows.
 #ifndef PRISM_TOOLS_COMMANDS_H_
 #define PRISM_TOOLS_COMMANDS_H_
 
@@ -39,7 +39,7 @@ const CommandSpec& RulesSpec();
 absl::Status RunRules(const ParsedArgs& args, Io& io);
 
 // prism search FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
-//   [--max-block-ops N] [--no-prune] [--top K] [--json]
+//   [--max-block-ops N] [--no-prune] [--top K] [--dump-after STAGE] [--json]
 const CommandSpec& SearchSpec();
 absl::Status RunSearch(const ParsedArgs& args, Io& io);
 
@@ -47,6 +47,10 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io);
 //   [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--json]
 const CommandSpec& OptimizeSpec();
 absl::Status RunOptimize(const ParsedArgs& args, Io& io);
+
+// prism audit DIR [--solver z3|cvc5] [--seed S] [--sample N] [--members M] [--json]
+const CommandSpec& AuditSpec();
+absl::Status RunAudit(const ParsedArgs& args, Io& io);
 
 }  // namespace prism::cli
 

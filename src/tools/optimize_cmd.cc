@@ -1,7 +1,8 @@
 // `prism optimize FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
 //  [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--json]`: search,
 // generate, compile, measure (with a GPU) and select; writes DIR/kernel.cu, launch.json, host.h
-// and family.json (tune/tune.h, docs/optimize.md).
+// and family.json (tune/tune.h, docs/optimize.md), and the proof report: report.json, report.md,
+// report.html, proof.json and smt/*.smt2 (report/report.h, docs/report.md).
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -10,11 +11,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "commands.h"
 #include "format.h"
 #include "nlohmann/json.hpp"
 #include "prism/base/status.h"
+#include "prism/report/dump.h"
+#include "prism/report/report.h"
 #include "prism/smt/target.h"
 #include "prism/tune/tune.h"
 #include "program_source.h"
@@ -49,7 +53,9 @@ const CommandSpec& OptimizeSpec() {
             "measured in a child process: CUDA graph replay over input sets rotated past L2);\n"
             "without one (--no-gpu, or no driver or device found), the cheapest by the cost\n"
             "model, and says so. Writes DIR/kernel.cu, DIR/launch.json, DIR/host.h and\n"
-            "DIR/family.json (default DIR: prism-out/<workload or file stem>). --gpu N fails\n"
+            "DIR/family.json (default DIR: prism-out/<workload or file stem>), and the proof\n"
+            "report: DIR/report.json, report.md, report.html, proof.json and DIR/smt/*.smt2\n"
+            "(docs/report.md; re-check it with prism audit DIR). --gpu N fails\n"
             "when device N cannot be used; without --gpu or --no-gpu, GPU 0 is used when\n"
             "present. docs/optimize.md.",
         .positional = "FILE",
@@ -67,6 +73,17 @@ const CommandSpec& OptimizeSpec() {
                                    100, absl::StrCat(kDefaultTopFamilies)));
     s->options.push_back(StringOption("--compile-cache", "DIR",
                                       "reuse cubins compiled before (keyed by source, sm, NVRTC)"));
+    s->options.push_back(StringOption("--tune-cache", "DIR",
+                                      "reuse the selection measured before (keyed by program, "
+                                      "GPU, driver, NVRTC)"));
+    s->options.push_back(IntOption("--instances", "N", "candidates per family to measure", 1,
+                                   1000, "48"));
+    s->options.push_back(IntOption("--measure-budget-s", "S",
+                                   "wall-clock budget for measuring candidates in seconds", 1,
+                                   3600, "45"));
+    s->options.push_back(ChoiceOption("--dump-after", "STAGE",
+                                      "print the result of STAGE before the summary (docs/tutorial.md)",
+                                      report::DumpStages()));
     s->options.push_back(FlagOption("--json", "print one JSON object instead"));
     return s;
   }();
@@ -79,6 +96,9 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   }
   PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget(args.String("--target").value_or("h200")));
   PRISM_ASSIGN_OR_RETURN(LoadedProgram loaded, LoadProgram(args));
+  if (args.Has("--dump-after") && args.Flag("--json")) {
+    return absl::InvalidArgumentError("give at most one of --dump-after or --json");
+  }
   const std::string out_dir = args.String("--out").value_or(DefaultOutDir(args));
   tune::TuneOptions options;
   options.search.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
@@ -87,6 +107,9 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   options.require_gpu = args.Has("--gpu");
   options.gpu = static_cast<int>(args.Int("--gpu").value_or(0));
   options.compile_cache_dir = args.String("--compile-cache").value_or("");
+  options.tune_cache_dir = args.String("--tune-cache").value_or("");
+  options.instances_per_family = static_cast<int>(args.Int("--instances").value_or(48));
+  options.measure_budget_s = static_cast<double>(args.Int("--measure-budget-s").value_or(45));
   if (io.err_is_terminal) {
     options.search.progress = [&io](const search::SearchProgress& p) {
       if (std::string_view(p.stage) == "done") {
@@ -97,13 +120,24 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
       }
     };
   }
+  const absl::Time started = absl::Now();
   absl::StatusOr<tune::TuneResult> result = tune::Optimize(loaded.program, target, options);
   if (io.err_is_terminal) io.err << "\r\033[K" << std::flush;
   PRISM_RETURN_IF_ERROR(result.status());
   const tune::TuneResult& r = *result;
   PRISM_RETURN_IF_ERROR(tune::WriteOutputs(r, loaded.label, out_dir));
+  // The proof report (report/report.h, docs/report.md): report.{json,md,html}, proof.json, smt/.
+  report::ReportOptions report_options;
+  report_options.total_s = absl::ToDoubleSeconds(absl::Now() - started);
+  PRISM_ASSIGN_OR_RETURN(report::Report rep, report::BuildReport(loaded.program, loaded.label,
+                                                                 target, r, report_options));
+  PRISM_RETURN_IF_ERROR(report::WriteReport(rep, out_dir));
   const tune::Candidate& c = r.chosen();
   const search::FamilyResult& fr = r.chosen_family();
+  if (std::optional<std::string> stage = args.String("--dump-after")) {
+    PRISM_ASSIGN_OR_RETURN(std::string dump, report::DumpAfter(*stage, loaded.program, r.search, &r));
+    io.out << dump << "\n";
+  }
 
   if (args.Flag("--json")) {
     nlohmann::ordered_json j;
@@ -151,6 +185,8 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
       if (!k.measure_error.empty()) e["measure_error"] = k.measure_error;
       j["candidates"].push_back(e);
     }
+    j["report"] = {{"files", {"report.json", "report.md", "report.html", "proof.json"}},
+                   {"smt_files", rep.smt_files.size()}};
     io.out << j.dump(2) << "\n";
     return absl::OkStatus();
   }
@@ -224,6 +260,9 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
         "\n");
   }
   absl::StrAppend(&text, "wrote     ", out_dir, "/{kernel.cu, launch.json, host.h, family.json}\n");
+  absl::StrAppend(&text, "report    ", out_dir, "/{report.json, report.md, report.html, proof.json}, ",
+                  rep.smt_files.size(), " SMT file", rep.smt_files.size() == 1 ? "" : "s", " in ",
+                  out_dir, "/smt (check with: prism audit ", out_dir, ")\n");
   io.out << text;
   return absl::OkStatus();
 }

@@ -1,7 +1,8 @@
 // `prism search FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
 //  [--max-block-ops N] [--max-kernels N] [--threads N] [--no-prune] [--verify] [--top K]
-//  [--json]`: runs the two-level search (search/search.h) and prints the surviving families
-// best-first by the cost model, with the funnel that led to them. On a terminal, a progress
+//  [--dump-after STAGE] [--json]`: runs the two-level search (search/search.h) and prints the
+// surviving families best-first by the cost model, with the funnel that led to them;
+// --dump-after prints one stage's result first (report/dump.h). On a terminal, a progress
 // line on stderr.
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "prism/block/emulator.h"
 #include "prism/block/sgraph_json.h"
 #include "prism/block/sgraph_printer.h"
+#include "prism/report/dump.h"
 #include "prism/search/search.h"
 #include "prism/smt/target.h"
 #include "program_source.h"
@@ -90,7 +92,7 @@ const CommandSpec& SearchSpec() {
         .path = "search",
         .usage = "FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S] "
                  "[--max-block-ops N] [--max-kernels N] [--threads N] [--no-prune] [--cache DIR] "
-                 "[--verify] [--seed S] [--top K] [--json]",
+                 "[--verify] [--seed S] [--top K] [--dump-after STAGE] [--json]",
         .summary = "Search sGraph families for a program; print the survivors best-first.",
         .description =
             "Generates block-graph structures from the program's op vocabulary (every op's\n"
@@ -128,6 +130,9 @@ const CommandSpec& SearchSpec() {
     s->options.push_back(IntOption("--seed", "S", "inputs of --verify", 0, INT64_MAX, "1"));
     s->options.push_back(IntOption("--top", "K", "families to print in text output", 1, 1000,
                                    absl::StrCat(kDefaultTop)));
+    s->options.push_back(ChoiceOption("--dump-after", "STAGE",
+                                      "print the result of STAGE before the summary (docs/tutorial.md)",
+                                      {"program", "generate", "prove", "prune"}));
     s->options.push_back(FlagOption("--json", "print one JSON object instead"));
     return s;
   }();
@@ -138,6 +143,9 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
   // The target first: a typo there is reported before any work.
   PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget(args.String("--target").value_or("h200")));
   PRISM_ASSIGN_OR_RETURN(LoadedProgram loaded, LoadProgram(args));
+  if (args.Has("--dump-after") && args.Flag("--json")) {
+    return absl::InvalidArgumentError("give at most one of --dump-after or --json");
+  }
   search::SearchConfig config;
   config.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
   config.max_block_ops = static_cast<int>(args.Int("--max-block-ops").value_or(11));
@@ -169,6 +177,11 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
                                                 static_cast<uint64_t>(args.Int("--seed").value_or(1))));
   }
 
+  std::string dump;
+  if (std::optional<std::string> stage = args.String("--dump-after")) {
+    PRISM_ASSIGN_OR_RETURN(dump, report::DumpAfter(*stage, loaded.program, r, nullptr));
+    dump += "\n";
+  }
   if (args.Flag("--json")) {
     nlohmann::ordered_json j;
     j["program"] = loaded.label;
@@ -200,7 +213,7 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
     return absl::OkStatus();
   }
 
-  std::string text = absl::StrCat("program  ", loaded.label, "\n", "target   ", target.name,
+  std::string text = absl::StrCat(dump, "program  ", loaded.label, "\n", "target   ", target.name,
                                   "\n", "elapsed  ", Significant(r.elapsed_s, 3), " s",
                                   r.budget_exhausted ? " (budget exhausted: results partial)" : "",
                                   r.cache_hit ? " (structures from the cache)" : "",

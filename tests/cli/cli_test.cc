@@ -108,7 +108,8 @@ TEST(CliTest, TopLevel) {
       {{"frobnicate"},
        2,
        {},
-       "prism: error: unknown command 'frobnicate'; known commands: check, eval, workload, hw, prune, check-proof, rules, search, optimize, help\n"},
+       "prism: error: unknown command 'frobnicate'; known commands: check, eval, workload, hw, prune, check-proof, rules, search, optimize, audit, "
+       "help\n"},
       {{"help", "evl"}, 2, {}, "prism: error: unknown command 'evl'; did you mean 'eval'?\n"},
       {{"help", "eval", "x"},
        2,

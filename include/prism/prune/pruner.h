@@ -73,6 +73,10 @@ struct PrunerOptions {
   // When non-empty, each query that decided a family is written to
   // <dump_dir>/<family name>.<query>.smt2 (the directory is created).
   std::string dump_dir;
+  // When true, each decision that a query decided keeps that query in memory
+  // (Decision::smt_text), with a header free of timings so that the text is deterministic —
+  // for reports (report/report.h) that ship every deciding query.
+  bool keep_queries = false;
   // Concrete assignments tried for a witness before asking Z3 (0: no probes, no guessed core;
   // the full query decides). The probes are a deterministic sample of the family's space.
   int probe_limit = 16;
@@ -109,6 +113,11 @@ struct Decision {
   std::vector<smt::QueryStats> queries;
   // The dumped deciding query, when options.dump_dir is set and a query decided.
   std::string smt_file;
+  // With options.keep_queries, the deciding query as SMT-LIB2 (Solver::ToSmtLib2 with a
+  // header naming the family, target, decision and expected answer, no timings), and its name
+  // ("prune.decide", "prune.core", "prune.separate", ...). Empty when no query decided.
+  std::string smt_text;
+  std::string smt_query;
 
   bool prunes() const {
     return std::holds_alternative<Infeasible>(result) || std::holds_alternative<Dominated>(result);

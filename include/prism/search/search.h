@@ -34,6 +34,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,9 @@ struct SearchConfig {
   // generation settings were searched before (at any sizes) rebuilds the recorded candidates
   // instead of generating; a complete search records its proved candidates. Not owned.
   FamilyCache* cache = nullptr;
+  // Keep every pruned family (its sGraph, verdict, deciding rules and deciding SMT query) in
+  // SearchResult::pruned, for reports and audits (report/report.h). Costs memory only.
+  bool record_pruned = true;
 };
 
 struct Funnel {
@@ -122,9 +126,28 @@ struct FamilyResult {
   size_t proof_steps = 0;
 };
 
+// A proved family that pruning removed (SearchConfig::record_pruned).
+struct PrunedFamily {
+  std::unique_ptr<SGraph> graph;  // the family (maps resolved, parameters symbolic)
+  std::string name;               // the family's name (prune/block_family.h)
+  int kernels = 1;
+  // "infeasible" (no assignment satisfies the constraints and hard rules), "dominated" (every
+  // lower bound >= the incumbent) or "no_feasible_instance" (none was found and pruning is
+  // off: no SMT query decided).
+  std::string verdict;
+  std::vector<std::string> rules;  // the unsat core: rule names and "constraint.<name>"
+  double incumbent_us = 0;         // dominated: the incumbent it was decided against
+  double cost_us = -1;             // best lower bound over its ranked instances (-1: none)
+  std::string decision;            // prune::Decision::ToString()
+  std::string smt_query;           // the deciding query's name ("prune.decide", ...)
+  std::string smt2;                // the deciding query (SMT-LIB2, deterministic text)
+};
+
 struct SearchResult {
   Funnel funnel;
   std::vector<FamilyResult> families;  // survivors, best (lowest rank_us) first
+  std::vector<PrunedFamily> pruned;    // pruned families in candidate order (record_pruned)
+  std::optional<double> incumbent_us;  // the incumbent of the dominance queries, if any
   double elapsed_s = 0;
   // The candidates came from SearchConfig::cache (no target saturation, generation or map
   // resolution ran; the funnel's generation counts are 0).
