@@ -1,5 +1,7 @@
 #include "prism/base/paths.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -7,28 +9,67 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #ifndef PRISM_SOURCE_DATA_DIR
 #define PRISM_SOURCE_DATA_DIR ""
 #endif
+// Where an installed prism keeps its data, relative to the installed library's directory and
+// to the installed command's directory (e.g. "../share/prism"); set by src/base/CMakeLists.txt.
+#ifndef PRISM_INSTALL_DATA_FROM_LIBDIR
+#define PRISM_INSTALL_DATA_FROM_LIBDIR ""
+#endif
+#ifndef PRISM_INSTALL_DATA_FROM_BINDIR
+#define PRISM_INSTALL_DATA_FROM_BINDIR ""
+#endif
 
 namespace prism {
 namespace fs = std::filesystem;
+
+namespace {
+
+// The directory of the file (shared library or executable) that holds this code, or "".
+std::string CodeDirectory() {
+  Dl_info info{};
+  std::string file;
+  if (dladdr(reinterpret_cast<void*>(&DataDir), &info) != 0 && info.dli_fname != nullptr) {
+    file = info.dli_fname;
+  }
+  std::error_code ec;
+  // The main executable may be reported by its argv[0] (relative, or a bare name).
+  if (file.empty() || !fs::path(file).is_absolute()) {
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    file = ec ? std::string() : self.string();
+  }
+  if (file.empty()) return "";
+  fs::path canonical = fs::weakly_canonical(file, ec);
+  return ec ? fs::path(file).parent_path().string() : canonical.parent_path().string();
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> DataDir() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("PRISM_DATA_DIR"); env != nullptr && *env != '\0') {
     candidates.emplace_back(env);
   }
+  // An installed prism: <prefix>/share/prism beside <prefix>/lib/libprism.so (or bin/prism),
+  // wherever the prefix was moved to (relocatable; docs/api.md).
+  if (const std::string code_dir = CodeDirectory(); !code_dir.empty()) {
+    for (const char* rel : {PRISM_INSTALL_DATA_FROM_LIBDIR, PRISM_INSTALL_DATA_FROM_BINDIR}) {
+      if (*rel != '\0') candidates.push_back((fs::path(code_dir) / rel).lexically_normal().string());
+    }
+  }
   candidates.emplace_back(PRISM_SOURCE_DATA_DIR);
   std::error_code ec;
   for (const std::string& c : candidates) {
     if (!c.empty() && fs::is_directory(fs::path(c) / "smt_theories", ec)) return c;
   }
+  std::vector<std::string> quoted;
+  for (const std::string& c : candidates) quoted.push_back(absl::StrCat("'", c, "'"));
   return absl::NotFoundError(absl::StrCat(
-      "cannot find prism's data files (smt_theories/): looked in ",
-      candidates.size() > 1 ? absl::StrCat("$PRISM_DATA_DIR='", candidates[0], "' and ") : "",
-      "'", candidates.back(), "'; set PRISM_DATA_DIR to the prism source or install directory"));
+      "cannot find prism's data files (smt_theories/): looked in ", absl::StrJoin(quoted, ", "),
+      "; set PRISM_DATA_DIR to the prism source directory or to <install prefix>/share/prism"));
 }
 
 std::string JoinPath(absl::string_view a, absl::string_view b) {

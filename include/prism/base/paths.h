@@ -1,7 +1,9 @@
 // Where prism finds its data files (smt_theories/, kernels/, examples/) at run time.
 //
-// Order: the PRISM_DATA_DIR environment variable if set; else the source tree the binary was
-// built from (compiled in); the first that contains `smt_theories/` wins.
+// Order: the PRISM_DATA_DIR environment variable if set; else an installed data directory
+// found relative to the library or executable that holds this code (`<prefix>/share/prism`
+// beside `<prefix>/lib/libprism.so` or `<prefix>/bin/prism`: relocatable); else the source
+// tree the binary was built from (compiled in); the first that contains `smt_theories/` wins.
 //
 //   PRISM_ASSIGN_OR_RETURN(std::string dir, DataDir());
 //   std::string rules = JoinPath(dir, "smt_theories/equiv");

@@ -1,0 +1,193 @@
+// prism's public C++ API: the one header a toolchain includes (docs/api.md).
+//
+//   #include "prism/prism.h"
+//
+//   prism::ProgramBuilder b;
+//   prism::TensorId x = b.Input("X", prism::DType::kF16, {8, 4096});
+//   prism::TensorId w = b.Input("W", prism::DType::kF16, {4096, 4096});
+//   prism::TensorId y = b.MatMul(b.RmsNorm(x, -1), w);
+//   b.SetName(y, "Y");
+//   b.Output(y);
+//   absl::StatusOr<prism::Program> program = std::move(b).Build();   // or prism::ParseProgram
+//
+//   prism::OptimizeOptions options;
+//   options.gpu_mode = prism::GpuMode::kOff;       // select by the cost model, touch no GPU
+//   absl::StatusOr<prism::Result> r = prism::Optimize(*program, options);
+//   // r->cuda_source (kernel.cu), r->kernels[0].grid / .block / .dynamic_smem_bytes, r->report
+//
+// Contracts:
+// - Every function returns absl::Status / absl::StatusOr; no exception crosses this API. User
+//   errors carry a specific code (InvalidArgument, NotFound, FailedPrecondition, Unavailable)
+//   and a message that says what was wrong and how to fix it.
+// - This header and everything it includes name no Z3, CUDA or Boost type (a test checks the
+//   transitive includes: tests/install/check_public_headers.sh). It needs Abseil's headers.
+// - Data files (smt_theories/) are found by prism::DataDir(): $PRISM_DATA_DIR, else
+//   <prefix>/share/prism beside the installed library, else the source tree prism was built
+//   from (base/paths.h).
+// - Threads: a progress callback is called from the thread that called Optimize (which runs
+//   worker threads of its own: OptimizeOptions::search_threads). Concurrent Optimize calls
+//   from several threads are not tested; serialize them.
+#ifndef PRISM_PRISM_H_
+#define PRISM_PRISM_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "prism/base/paths.h"
+#include "prism/ir/program.h"
+#include "prism/ir/text_format.h"
+#include "prism/ir/types.h"
+#include "prism/ir/workloads.h"
+#include "prism/proofcheck/checker.h"
+#include "prism/report/audit.h"
+
+namespace prism {
+
+// The library's version, "MAJOR.MINOR.PATCH" (the CMake project version).
+const char* Version();
+
+// ---- Optimize -------------------------------------------------------------------------------
+
+// Whether Optimize measures candidates on a GPU.
+enum class GpuMode {
+  kAuto,     // GPU `gpu` if a driver and that device are found, else the cost model (the
+             // result's no_gpu_reason says why)
+  kRequire,  // GPU `gpu`; Unavailable "--gpu <n>: <why>" when it cannot be used
+  kOff,      // the cost model selects; no device is touched (`prism optimize --no-gpu`)
+};
+
+// A snapshot for progress displays. Stages in order: "search:generate", "search:prove",
+// "search:rank", "search:prune" (each possibly repeated, about every 100 ms), "tune"
+// (candidates are generated, compiled and, with a GPU, measured), "report", "done".
+struct Progress {
+  std::string stage;
+  double elapsed_s = 0;  // since Optimize began
+  int64_t done = 0;      // search:prove / search:rank: jobs finished of `total` (else 0)
+  int64_t total = 0;
+};
+
+struct OptimizeOptions {
+  std::string target = "h200";        // a hardware model (`prism hw list`): h200, h100_sxm, ...
+  double search_budget_s = 30;        // the search's wall-clock budget, seconds, > 0
+  int search_threads = 0;             // proving workers; 0: one per core
+  int top_families = 3;               // families that codegen can handle to try, ≥ 1
+  int instances_per_family = 8;       // generated candidates per family, ≥ 1
+  GpuMode gpu_mode = GpuMode::kAuto;
+  int gpu = 0;                        // device ordinal, ≥ 0
+  std::string compile_cache_dir;      // reuse cubins compiled before; empty: no cache
+  std::string program_label = "program";  // names the program in family.json and the report
+  bool build_report = true;           // false: Result::report stays empty (saves its time)
+  // Called from the calling thread while Optimize runs. Must not call back into prism.
+  std::function<void(const Progress&)> progress;
+};
+
+// One pointer argument of a kernel, in launch order.
+struct KernelArg {
+  std::string tensor;  // the Program tensor (input, output) or an intermediate buffer's name
+  DType dtype = DType::kF16;
+  Shape shape;
+  bool written = false;  // true: the kernel writes it (outputs, partials); false: read only
+};
+
+// How to launch one generated kernel: `function<<<grid, block, dynamic_smem_bytes>>>(args...)`.
+// Kernels run in the order of Result::kernels, on one stream.
+struct KernelLaunch {
+  std::string kernel;    // the block graph's name ("k0")
+  std::string function;  // the extern "C" __global__ name in cuda_source
+  std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> block = {1, 1, 1};
+  // Above 48 KiB the caller must raise cudaFuncAttributeMaxDynamicSharedMemorySize (host.h does).
+  int64_t dynamic_smem_bytes = 0;
+  std::vector<KernelArg> args;
+};
+
+// The proof report of the selected program (report/report.h; docs/report.md). WriteResult
+// writes it as report.json, report.md, report.html, proof.json and smt/<file>.
+struct Report {
+  std::string json;        // report.json
+  std::string markdown;    // report.md
+  std::string html;        // report.html
+  std::string proof_json;  // the equivalence proof: CheckProof(proof_json) accepts it
+  std::vector<std::pair<std::string, std::string>> smt_files;  // (file name, SMT-LIB2 text)
+};
+
+enum class Selection { kMeasured, kCostModel };
+
+struct Result {
+  // The files of `prism optimize` (docs/optimize.md), byte for byte when program_label is the
+  // CLI's label (e.g. "<builtin gqa b=1>" for --workload gqa).
+  std::string cuda_source;  // kernel.cu: self-contained CUDA C++ (NVRTC or nvcc)
+  std::string launch_json;  // launch.json
+  std::string host_header;  // host.h: launch helpers (include after kernel.cu, nvcc)
+  std::string family_json;  // family.json
+  std::vector<KernelLaunch> kernels;  // launch.json as structs
+
+  Selection selection = Selection::kCostModel;
+  std::string no_gpu_reason;  // kCostModel: why no GPU was used
+  std::string device_name;    // the GPU measured on (kMeasured), else ""
+  int family = 0;             // 1-based rank of the selected family in the search
+  int families_found = 0;     // families the search returned
+  // The selected instance's parameters in the family's parameter order (gx, F, T, S, ...).
+  std::vector<std::pair<std::string, int64_t>> assignment;
+  double cost_us = 0;                 // the cost model's lower bound, µs
+  std::optional<double> measured_us;  // median per call on the GPU (kMeasured)
+  int sm = 0;                         // compiled for sm_<sm> (0: not compiled: no NVRTC)
+  std::string nvrtc_version;          // "" without NVRTC
+  double search_s = 0;                // wall time of the search
+  Report report;                      // empty unless options.build_report
+};
+
+// Searches, proves, prunes, generates CUDA and selects (DESIGN.md §1; docs/optimize.md), then
+// builds the report (report::BuildReport; it proves the chosen family again for proof.json). Deterministic with GpuMode::kOff: the same program and options give
+// byte-identical files.
+// Errors: InvalidArgument for bad options (naming the field and the accepted range);
+// InvalidArgument "unknown target 'x' ..." (LoadTarget); FailedPrecondition "the search found no
+// family for this program", "no family can be generated as CUDA yet: ...", "no candidate
+// compiled with NVRTC: ...", "no candidate matched the reference on the GPU: ..."; with
+// GpuMode::kRequire, Unavailable "--gpu <n>: <why>".
+absl::StatusOr<Result> Optimize(const Program& program, const OptimizeOptions& options = {});
+
+// Writes DIR/kernel.cu, launch.json, host.h and family.json (creating DIR and its parents),
+// and, when result.report is not empty, the report's files (report/report.h WriteReport).
+// FailedPrecondition "cannot create the output directory '<dir>': <why>" or "cannot write
+// '<path>': <why>".
+absl::Status WriteResult(const Result& result, const std::string& dir);
+
+// ---- proofs ---------------------------------------------------------------------------------
+
+using ProofSummary = proofcheck::ProofSummary;
+
+// Replays a proof (docs/proofs.md; e.g. Result::report.proof_json) with the independent checker
+// against the rule files in `rules_dir` (empty: DataDir()/smt_theories/equiv), as `prism
+// check-proof` does. InvalidArgument "malformed proof: ..." (not a proof) or "proof rejected:
+// <reason>" (a step that is not a valid rewrite, naming the step and the rule); NotFound when
+// the rule directory cannot be listed or the data directory is missing.
+absl::StatusOr<ProofSummary> CheckProof(absl::string_view proof_json,
+                                        const std::string& rules_dir = "");
+
+// ---- audits ---------------------------------------------------------------------------------
+
+using AuditOptions = report::AuditOptions;
+using AuditResult = report::AuditResult;
+
+// Re-checks the report that WriteResult (or `prism optimize`) wrote to `dir`, as `prism audit`
+// does (report/audit.h lists the checks): theory-file hashes, the proof with the independent
+// checker, every deciding SMT file with a solver (z3 on PATH by default), a sample of pruned
+// families checked concretely. Disagreements are listed in the result (ok() false); errors
+// mean the report cannot be audited at all, e.g. NotFound "audit: 'DIR' is not a directory
+// (give the --out directory of prism optimize)" or "audit: 'DIR/report.json' is missing (...)".
+// Call it qualified, prism::Audit: with a prism::AuditOptions argument, argument-dependent
+// lookup also finds report::Audit.
+absl::StatusOr<AuditResult> Audit(const std::string& dir, const AuditOptions& options = {});
+
+}  // namespace prism
+
+#endif  // PRISM_PRISM_H_

@@ -1,0 +1,221 @@
+// prism::Optimize and the rest of include/prism/prism.h: the library entry points over tune/
+// (search → CUDA → selection), report/ and proofcheck/.
+#include "prism/prism.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+#include "prism/base/status.h"
+#include "prism/report/report.h"
+#include "prism/smt/target.h"
+#include "prism/tune/tune.h"
+
+namespace prism {
+namespace {
+
+using json = nlohmann::json;
+
+absl::Status ValidateOptions(const OptimizeOptions& o) {
+  if (!(o.search_budget_s > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "OptimizeOptions.search_budget_s must be > 0 seconds, got ", o.search_budget_s));
+  }
+  if (o.search_threads < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "OptimizeOptions.search_threads must be >= 0 (0: one per core), got ", o.search_threads));
+  }
+  if (o.top_families < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("OptimizeOptions.top_families must be >= 1, got ", o.top_families));
+  }
+  if (o.instances_per_family < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "OptimizeOptions.instances_per_family must be >= 1, got ", o.instances_per_family));
+  }
+  if (o.gpu < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("OptimizeOptions.gpu must be a device ordinal >= 0, got ", o.gpu));
+  }
+  return absl::OkStatus();
+}
+
+// launch.json (codegen's format "prism.launch" v1) as structs.
+absl::StatusOr<std::vector<KernelLaunch>> ParseLaunches(const std::string& launch_json) {
+  std::vector<KernelLaunch> out;
+  try {
+    const json j = json::parse(launch_json);
+    for (const json& k : j.at("kernels")) {
+      KernelLaunch l;
+      l.kernel = k.at("kernel").get<std::string>();
+      l.function = k.at("function").get<std::string>();
+      for (int i = 0; i < 3; ++i) {
+        l.grid[i] = k.at("grid").at(i).get<int64_t>();
+        l.block[i] = k.at("block").at(i).get<int64_t>();
+      }
+      l.dynamic_smem_bytes = k.at("dynamic_smem_bytes").get<int64_t>();
+      for (const json& a : k.at("args")) {
+        KernelArg arg;
+        arg.tensor = a.at("tensor").get<std::string>();
+        const std::string dtype = a.at("dtype").get<std::string>();
+        std::optional<DType> d = ParseDType(dtype);
+        if (!d) return absl::InternalError(absl::StrCat("launch.json: unknown dtype '", dtype, "'"));
+        arg.dtype = *d;
+        arg.shape = a.at("shape").get<Shape>();
+        arg.written = a.at("access").get<std::string>() != "read";
+        l.args.push_back(std::move(arg));
+      }
+      out.push_back(std::move(l));
+    }
+  } catch (const json::exception& e) {
+    return absl::InternalError(absl::StrCat("launch.json does not have the expected form: ", e.what()));
+  }
+  return out;
+}
+
+// family.json's "assignment" object, in its (parameter) order.
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseAssignment(
+    const std::string& family_json) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  try {
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(family_json);
+    for (const auto& [name, value] : j.at("assignment").items()) {
+      out.emplace_back(name, value.get<int64_t>());
+    }
+  } catch (const nlohmann::ordered_json::exception& e) {
+    return absl::InternalError(absl::StrCat("family.json does not have the expected form: ", e.what()));
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* Version() { return PRISM_VERSION; }
+
+absl::StatusOr<Result> Optimize(const Program& program, const OptimizeOptions& options) {
+  PRISM_RETURN_IF_ERROR(ValidateOptions(options));
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto report_progress = [&](std::string stage, int64_t done = 0, int64_t total = 0) {
+    if (options.progress) options.progress(Progress{std::move(stage), elapsed(), done, total});
+  };
+
+  // 1. The hardware model.
+  PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget(options.target));
+
+  // 2. Search, candidates, CUDA, NVRTC, selection (tune.h).
+  tune::TuneOptions tune_options;
+  tune_options.search.budget = absl::Seconds(options.search_budget_s);
+  tune_options.search.threads = options.search_threads;
+  tune_options.top_families = options.top_families;
+  tune_options.instances_per_family = options.instances_per_family;
+  tune_options.use_gpu = options.gpu_mode != GpuMode::kOff;
+  tune_options.require_gpu = options.gpu_mode == GpuMode::kRequire;
+  tune_options.gpu = options.gpu;
+  tune_options.compile_cache_dir = options.compile_cache_dir;
+  if (options.progress) {
+    tune_options.search.progress = [&](const search::SearchProgress& p) {
+      if (std::string_view(p.stage) == "done") {
+        report_progress("tune");
+      } else {
+        report_progress(absl::StrCat("search:", p.stage), p.done, p.total);
+      }
+    };
+  }
+  PRISM_ASSIGN_OR_RETURN(tune::TuneResult tuned, tune::Optimize(program, target, tune_options));
+
+  // 3. The files and the summary.
+  Result r;
+  r.cuda_source = tuned.code.source;
+  r.launch_json = tuned.code.launch_json;
+  r.host_header = tuned.code.host_header;
+  r.family_json = tune::FamilyJson(tuned, options.program_label);
+  PRISM_ASSIGN_OR_RETURN(r.kernels, ParseLaunches(r.launch_json));
+  PRISM_ASSIGN_OR_RETURN(r.assignment, ParseAssignment(r.family_json));
+  r.selection =
+      tuned.method == tune::Method::kMeasured ? Selection::kMeasured : Selection::kCostModel;
+  r.no_gpu_reason = tuned.no_gpu_reason;
+  if (tuned.method == tune::Method::kMeasured && tuned.device) r.device_name = tuned.device->name;
+  r.family = tuned.chosen().family + 1;
+  r.families_found = static_cast<int>(tuned.search.families.size());
+  r.cost_us = tuned.chosen().cost_us;
+  if (tuned.chosen().measurement) r.measured_us = tuned.chosen().measurement->median_us;
+  r.sm = tuned.sm;
+  r.nvrtc_version = tuned.nvrtc_version;
+  r.search_s = tuned.search.elapsed_s;
+
+  // 4. The report (and the proof, by proving the chosen family again).
+  if (options.build_report) {
+    report_progress("report");
+    report::ReportOptions report_options;
+    report_options.total_s = elapsed();
+    PRISM_ASSIGN_OR_RETURN(report::Report rep, report::BuildReport(program, options.program_label,
+                                                                   target, tuned, report_options));
+    r.report = Report{std::move(rep.json), std::move(rep.markdown), std::move(rep.html),
+                      std::move(rep.proof_json), std::move(rep.smt_files)};
+  }
+  report_progress("done");
+  return r;
+}
+
+absl::Status WriteResult(const Result& result, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create the output directory '", dir, "': ", ec ? ec.message() : "not a directory"));
+  }
+  const std::pair<const char*, const std::string*> files[] = {
+      {"kernel.cu", &result.cuda_source},
+      {"launch.json", &result.launch_json},
+      {"host.h", &result.host_header},
+      {"family.json", &result.family_json}};
+  for (const auto& [name, text] : files) {
+    const std::string path = JoinPath(dir, name);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(text->data(), static_cast<std::streamsize>(text->size())) ||
+        !out.flush()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+    }
+  }
+  if (result.report.json.empty()) return absl::OkStatus();
+  const Report& rep = result.report;
+  return report::WriteReport(
+      report::Report{rep.json, rep.markdown, rep.html, rep.proof_json, rep.smt_files}, dir);
+}
+
+absl::StatusOr<ProofSummary> CheckProof(absl::string_view proof_json, const std::string& rules_dir) {
+  std::string dir = rules_dir;
+  if (dir.empty()) {
+    PRISM_ASSIGN_OR_RETURN(std::string root, DataDir());
+    dir = JoinPath(root, "smt_theories/equiv");
+  }
+  PRISM_ASSIGN_OR_RETURN(std::vector<proofcheck::RuleFile> files, proofcheck::ReadRuleDirectory(dir));
+  absl::StatusOr<ProofSummary> s = proofcheck::CheckProof(proof_json, files);
+  if (!s.ok()) {
+    const bool malformed = absl::StartsWith(s.status().message(), "malformed proof: ");
+    return absl::Status(s.status().code(),
+                        absl::StrCat(malformed ? "" : "proof rejected: ", s.status().message()));
+  }
+  return s;
+}
+
+absl::StatusOr<AuditResult> Audit(const std::string& dir, const AuditOptions& options) {
+  return report::Audit(dir, options);
+}
+
+}  // namespace prism

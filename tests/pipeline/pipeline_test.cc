@@ -1,0 +1,282 @@
+// pipeline/: prism::Optimize and friends through include/prism/prism.h only, on a small
+// rmsnorm_linear ([4, 128] x [128, 64]) without a GPU: the result against its own files, the
+// report and its proof (replayed by CheckProof), progress stages, WriteResult (audited), and every error
+// path by exact message.
+#include "prism/prism.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "prism/base/check.h"
+#include "testing/status_matchers.h"
+
+namespace prism {
+namespace {
+using ::prism::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TempDir(const std::string& name) {
+  const std::string d =
+      ::testing::TempDir() + "/prism_pipeline_" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+Program RmsNormLinear() {
+  ProgramBuilder b;
+  TensorId x = b.Input("X", DType::kF16, {4, 128});
+  TensorId w = b.Input("W", DType::kF16, {128, 64});
+  TensorId y = b.MatMul(b.RmsNorm(x, -1), w);
+  b.SetName(y, "Y");
+  b.Output(y);
+  absl::StatusOr<Program> p = std::move(b).Build();
+  PRISM_CHECK(p.ok());
+  return *std::move(p);
+}
+
+// No wall-clock budget in tests (the result must not depend on the machine's load), no GPU.
+OptimizeOptions TestOptions() {
+  OptimizeOptions o;
+  o.search_budget_s = 3600;
+  o.gpu_mode = GpuMode::kOff;
+  o.program_label = "rmsnorm_linear_small";
+  return o;
+}
+
+// One optimize run shared by the tests that only read it.
+const Result& SharedResult() {
+  static const Result* r = [] {
+    absl::StatusOr<Result> res = Optimize(RmsNormLinear(), TestOptions());
+    PRISM_CHECK(res.ok());
+    return new Result(*std::move(res));
+  }();
+  return *r;
+}
+
+TEST(PipelineTest, VersionIsTheProjectVersion) { EXPECT_STREQ(Version(), "0.1.0"); }
+
+TEST(PipelineTest, OptimizeSelectsByTheCostModelWithoutAGpu) {
+  const Result& r = SharedResult();
+  EXPECT_EQ(r.selection, Selection::kCostModel);
+  EXPECT_EQ(r.no_gpu_reason, "--no-gpu");
+  EXPECT_EQ(r.device_name, "");
+  EXPECT_FALSE(r.measured_us.has_value());
+  EXPECT_GE(r.family, 1);
+  EXPECT_GE(r.families_found, r.family);
+  EXPECT_GT(r.cost_us, 0);
+  EXPECT_GT(r.search_s, 0);
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_THAT(r.cuda_source, HasSubstr(r.kernels[0].function));
+  EXPECT_THAT(r.host_header, HasSubstr(r.kernels[0].function));
+}
+
+// Result::kernels and ::assignment are launch.json and family.json as structs: field by field.
+TEST(PipelineTest, KernelsAndAssignmentMatchTheFiles) {
+  const Result& r = SharedResult();
+  const nlohmann::json launch = nlohmann::json::parse(r.launch_json);
+  ASSERT_EQ(launch["kernels"].size(), r.kernels.size());
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    const KernelLaunch& k = r.kernels[i];
+    const nlohmann::json& j = launch["kernels"][i];
+    EXPECT_EQ(k.function, j["function"]);
+    EXPECT_EQ(k.kernel, j["kernel"]);
+    EXPECT_EQ(std::vector<int64_t>(k.grid.begin(), k.grid.end()), j["grid"].get<std::vector<int64_t>>());
+    EXPECT_EQ(std::vector<int64_t>(k.block.begin(), k.block.end()), j["block"].get<std::vector<int64_t>>());
+    EXPECT_EQ(k.dynamic_smem_bytes, j["dynamic_smem_bytes"]);
+    ASSERT_EQ(k.args.size(), j["args"].size());
+  }
+  // The one kernel reads X and W and writes Y.
+  std::vector<std::string> args;
+  for (const KernelArg& a : r.kernels[0].args) {
+    args.push_back(a.tensor + (a.written ? ":w" : ":r"));
+  }
+  EXPECT_THAT(args, ElementsAre("X:r", "W:r", "Y:w"));
+  EXPECT_EQ(r.kernels[0].args[2].shape, (Shape{4, 64}));
+  EXPECT_EQ(r.kernels[0].args[2].dtype, DType::kF16);
+
+  const nlohmann::ordered_json family = nlohmann::ordered_json::parse(r.family_json);
+  EXPECT_EQ(family["program"], "rmsnorm_linear_small");
+  EXPECT_EQ(family["family"], r.family);
+  EXPECT_EQ(family["selection"], "cost model");
+  std::vector<std::pair<std::string, int64_t>> from_file;
+  for (const auto& [name, value] : family["assignment"].items()) from_file.emplace_back(name, value);
+  EXPECT_EQ(r.assignment, from_file);
+  EXPECT_FALSE(r.assignment.empty());
+}
+
+TEST(PipelineTest, ReportCarriesAProofThatCheckProofAccepts) {
+  const Result& r = SharedResult();
+  ASSERT_FALSE(r.report.json.empty());
+  EXPECT_FALSE(r.report.markdown.empty());
+  EXPECT_THAT(r.report.html, HasSubstr("<html"));
+  const nlohmann::json report = nlohmann::json::parse(r.report.json);
+  EXPECT_EQ(report["format"], "prism.report");
+  ASSERT_OK_AND_ASSIGN(ProofSummary s, CheckProof(r.report.proof_json));
+  EXPECT_GT(s.steps, 0u);
+  EXPECT_FALSE(s.rules_used.empty());
+}
+
+TEST(PipelineTest, WriteResultWritesTheFilesAndTheReport) {
+  const Result& r = SharedResult();
+  const std::string dir = TempDir("write") + "/nested";
+  ASSERT_OK(WriteResult(r, dir));
+  EXPECT_EQ(Slurp(dir + "/kernel.cu"), r.cuda_source);
+  EXPECT_EQ(Slurp(dir + "/launch.json"), r.launch_json);
+  EXPECT_EQ(Slurp(dir + "/host.h"), r.host_header);
+  EXPECT_EQ(Slurp(dir + "/family.json"), r.family_json);
+  EXPECT_EQ(Slurp(dir + "/report.json"), r.report.json);
+  EXPECT_EQ(Slurp(dir + "/proof.json"), r.report.proof_json);
+  for (const auto& [name, text] : r.report.smt_files) {
+    EXPECT_EQ(Slurp(dir + "/smt/" + name), text) << name;
+  }
+  // The written report is what Audit re-checks.
+  ASSERT_OK_AND_ASSIGN(AuditResult audit, Audit(dir));
+  EXPECT_TRUE(audit.ok()) << ::testing::PrintToString(audit.disagreements);
+  EXPECT_GT(audit.proof_steps, 0u);
+}
+
+TEST(PipelineTest, WithoutReportOnlyTheKernelFilesAreWritten) {
+  OptimizeOptions o = TestOptions();
+  o.build_report = false;
+  ASSERT_OK_AND_ASSIGN(Result r, Optimize(RmsNormLinear(), o));
+  EXPECT_EQ(r.report.json, "");
+  EXPECT_EQ(r.report.proof_json, "");
+  // Deterministic: the same files as the run with the report.
+  EXPECT_EQ(r.cuda_source, SharedResult().cuda_source);
+  EXPECT_EQ(r.launch_json, SharedResult().launch_json);
+  EXPECT_EQ(r.family_json, SharedResult().family_json);
+  const std::string dir = TempDir("noreport");
+  ASSERT_OK(WriteResult(r, dir));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/kernel.cu"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/report.json"));
+}
+
+TEST(PipelineTest, ProgressReportsTheStagesInOrder) {
+  std::vector<std::string> stages;
+  double last_elapsed = 0;
+  bool monotonic = true;
+  OptimizeOptions o = TestOptions();
+  o.progress = [&](const Progress& p) {
+    if (stages.empty() || stages.back() != p.stage) stages.push_back(p.stage);
+    monotonic = monotonic && p.elapsed_s >= last_elapsed;
+    last_elapsed = p.elapsed_s;
+  };
+  ASSERT_OK(Optimize(RmsNormLinear(), o).status());
+  EXPECT_TRUE(monotonic);
+  ASSERT_GE(stages.size(), 3u);
+  EXPECT_THAT(stages[0], StartsWith("search:"));
+  EXPECT_THAT(std::vector<std::string>(stages.end() - 3, stages.end()),
+              ElementsAre("tune", "report", "done"));
+}
+
+struct OptionsErrorCase {
+  const char* name;
+  void (*mutate)(OptimizeOptions&);
+  absl::StatusCode code;
+  const char* message;
+};
+
+TEST(PipelineTest, BadOptionsAreRejectedWithTheFieldNamed) {
+  const OptionsErrorCase cases[] = {
+      {"budget", [](OptimizeOptions& o) { o.search_budget_s = 0; }, absl::StatusCode::kInvalidArgument,
+       "OptimizeOptions.search_budget_s must be > 0 seconds, got 0"},
+      {"threads", [](OptimizeOptions& o) { o.search_threads = -1; }, absl::StatusCode::kInvalidArgument,
+       "OptimizeOptions.search_threads must be >= 0 (0: one per core), got -1"},
+      {"top", [](OptimizeOptions& o) { o.top_families = 0; }, absl::StatusCode::kInvalidArgument,
+       "OptimizeOptions.top_families must be >= 1, got 0"},
+      {"instances", [](OptimizeOptions& o) { o.instances_per_family = 0; },
+       absl::StatusCode::kInvalidArgument, "OptimizeOptions.instances_per_family must be >= 1, got 0"},
+      {"gpu", [](OptimizeOptions& o) { o.gpu = -2; }, absl::StatusCode::kInvalidArgument,
+       "OptimizeOptions.gpu must be a device ordinal >= 0, got -2"},
+      {"target", [](OptimizeOptions& o) { o.target = "h9000"; }, absl::StatusCode::kInvalidArgument,
+       "unknown target 'h9000'"},
+  };
+  for (const OptionsErrorCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    OptimizeOptions o = TestOptions();
+    c.mutate(o);
+    EXPECT_THAT(Optimize(RmsNormLinear(), o).status(), StatusIs(c.code, HasSubstr(c.message)));
+  }
+}
+
+// GpuMode::kRequire on a machine without a driver is an error, not a fallback.
+TEST(PipelineTest, RequiredGpuWithoutADriverIsUnavailable) {
+  if (void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL); h != nullptr) {
+    dlclose(h);
+    GTEST_SKIP() << "libcuda.so.1 exists here";
+  }
+  OptimizeOptions o = TestOptions();
+  o.gpu_mode = GpuMode::kRequire;
+  EXPECT_THAT(Optimize(RmsNormLinear(), o).status(),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       StartsWith("--gpu 0: no CUDA driver: dlopen(\"libcuda.so.1\") failed")));
+}
+
+TEST(PipelineTest, BadShapesFailAtBuildWithTheValidatorsMessage) {
+  ProgramBuilder b;
+  TensorId x = b.Input("X", DType::kF16, {16, 4096});
+  TensorId w = b.Input("W", DType::kF16, {2048, 6144});
+  TensorId y = b.MatMul(x, w);
+  b.SetName(y, "Y");
+  b.Output(y);
+  EXPECT_THAT(std::move(b).Build().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("matmul: inner dims differ: found [16, 4096] x [2048, 6144]")));
+}
+
+TEST(PipelineTest, CheckProofRejectsMalformedAndTamperedProofs) {
+  const std::string proof = SharedResult().report.proof_json;
+  nlohmann::json tampered = nlohmann::json::parse(proof);
+  ASSERT_TRUE(tampered.contains("goal"));
+  tampered["goal"] = "(add X X)";
+  struct Case {
+    const char* name;
+    std::string text;
+    std::string rules_dir;
+    absl::StatusCode code;
+    std::string prefix;
+  } cases[] = {
+      {"not json", "{", "", absl::StatusCode::kInvalidArgument, "malformed proof: "},
+      {"tampered goal", tampered.dump(), "", absl::StatusCode::kInvalidArgument, "proof rejected: "},
+      {"no rules dir", proof, "/nonexistent/rules", absl::StatusCode::kNotFound, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_THAT(CheckProof(c.text, c.rules_dir).status(), StatusIs(c.code, StartsWith(c.prefix)));
+  }
+}
+
+TEST(PipelineTest, WriteResultToAnUnwritablePlaceFails) {
+  const std::string file = TempDir("file");
+  ASSERT_OK(WriteFile(file, "x"));  // a file where the directory should be
+  EXPECT_THAT(WriteResult(SharedResult(), file),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       StartsWith("cannot create the output directory '" + file + "': ")));
+}
+
+TEST(PipelineTest, AuditOfAMissingDirectoryNamesIt) {
+  EXPECT_THAT(Audit("/nonexistent/prism-out"),
+              StatusIs(absl::StatusCode::kNotFound,
+                       StartsWith("audit: '/nonexistent/prism-out' is not a directory")));
+}
+
+}  // namespace
+}  // namespace prism
