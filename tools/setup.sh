@@ -7,8 +7,9 @@
 #
 # The package list is ../shared/DEPS.md's, plus cmake and a C++ compiler, plus clang and its
 # runtime libraries (libFuzzer, sanitizers) for the parser fuzzer, plus what the tests use:
-# chromium (the headless report.html test), cvc5 (`prism audit --solver cvc5`), pybind11 with
-# Debian's python3 (the Python module) and pytest/numpy (its tests).
+# chromium and libpng (the headless report.html test and its screenshot check), cvc5
+# (`prism audit --solver cvc5`), pybind11 with Debian's python3 (the Python module) and
+# pytest/numpy (its tests).
 set -euo pipefail
 
 PACKAGES=(
@@ -16,7 +17,7 @@ PACKAGES=(
   libz3-dev z3 libboost-graph-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev
   clang libclang-rt-14-dev
-  chromium cvc5
+  chromium cvc5 libpng-dev
   pybind11-dev python3-dev python3-pytest python3-numpy
 )
 
