@@ -435,7 +435,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     if (options.measure_budget_s > 0 &&
         absl::ToDoubleSeconds(absl::Now() - measure_start) > options.measure_budget_s) {
       c.measure_error =
-          absl::StrCat("not measured: the measuring budget of ", options.measure_budget_s,
+          absl::StrCat("the measuring budget of ", options.measure_budget_s,
                        " s was spent");
       continue;
     }
