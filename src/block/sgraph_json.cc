@@ -474,4 +474,13 @@ absl::StatusOr<SGraph> SGraphFromJsonText(absl::string_view text) {
   return SGraphFromJson(j);
 }
 
+nlohmann::ordered_json AssignmentJson(const SGraph& graph, const Assignment& a) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const Param& p : graph.params()) {
+    auto it = a.find(p.name);
+    if (it != a.end()) j[p.name] = it->second;
+  }
+  return j;
+}
+
 }  // namespace prism

@@ -140,4 +140,13 @@ std::string SGraphToString(const SGraph& g) {
   return s;
 }
 
+std::string AssignmentText(const SGraph& graph, const Assignment& a) {
+  std::vector<std::string> parts;
+  for (const Param& p : graph.params()) {
+    auto it = a.find(p.name);
+    if (it != a.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
 }  // namespace prism

@@ -16,15 +16,6 @@ namespace {
 
 using internal::Num;
 
-std::string Assign(const SGraph& g, const Assignment& a) {
-  std::vector<std::string> parts;
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
-  }
-  return absl::StrJoin(parts, " ");
-}
-
 std::string Header(absl::string_view stage) { return absl::StrCat("=== after ", stage, " ===\n"); }
 
 }  // namespace
@@ -94,14 +85,14 @@ absl::StatusOr<std::string> DumpAfter(absl::string_view stage, const Program& pr
       const search::FamilyResult& r = search.families[i];
       absl::StrAppend(&out, "  #", i + 1, " ", r.kernels, " kernel", r.kernels == 1 ? "" : "s",
                       ", ranking ", Num(r.rank_us), " µs, lower bound ", Num(r.cost_us), " µs at ",
-                      Assign(*r.graph, r.best), "\n");
+                      AssignmentText(*r.graph, r.best), "\n");
     }
   } else if (stage == "instantiate") {
     absl::StrAppend(&out, "candidates (", tune->candidates.size(), "):\n");
     for (size_t i = 0; i < tune->candidates.size(); ++i) {
       const tune::Candidate& c = tune->candidates[i];
       absl::StrAppend(&out, "  ", i + 1, ". family #", c.family + 1, " at ",
-                      Assign(*tune->search.families[c.family].graph, c.assignment), ", lower bound ",
+                      AssignmentText(*tune->search.families[c.family].graph, c.assignment), ", lower bound ",
                       Num(c.cost_us), " µs\n");
     }
     for (const tune::CodegenSkip& s : tune->codegen_skips) {
@@ -119,7 +110,7 @@ absl::StatusOr<std::string> DumpAfter(absl::string_view stage, const Program& pr
       const tune::Candidate& c = tune->candidates[i];
       absl::StrAppend(&out, "  ", i + 1, static_cast<int>(i) == tune->selected ? " (selected)" : "",
                       ". family #", c.family + 1, " at ",
-                      Assign(*tune->search.families[c.family].graph, c.assignment), ": ",
+                      AssignmentText(*tune->search.families[c.family].graph, c.assignment), ": ",
                       c.measurement ? absl::StrCat("measured ", Num(c.measurement->median_us), " µs")
                       : !c.measure_error.empty() ? c.measure_error
                       : !c.compile_error.empty() ? absl::StrCat("did not compile: ", c.compile_error)

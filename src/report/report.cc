@@ -134,24 +134,6 @@ using internal::ProofData;
 using internal::ProveChosen;
 using json = nlohmann::ordered_json;
 
-json AssignmentJson(const SGraph& g, const Assignment& a) {
-  json j = json::object();
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) j[p.name] = it->second;
-  }
-  return j;
-}
-
-std::string AssignmentText(const SGraph& g, const Assignment& a) {
-  std::vector<std::string> parts;
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
-  }
-  return absl::StrJoin(parts, " ");
-}
-
 std::string PositionText(const std::vector<int>& p) { return absl::StrCat("[", absl::StrJoin(p, ", "), "]"); }
 
 // (label, count, kind) rows of the funnel chart; kind: "stage", "prune", "tune".

@@ -106,22 +106,4 @@ std::string AlignedTable(const std::vector<std::vector<std::string>>& rows, int 
   return out;
 }
 
-std::string AssignmentText(const SGraph& g, const Assignment& a) {
-  std::vector<std::string> parts;
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
-  }
-  return absl::StrJoin(parts, " ");
-}
-
-nlohmann::ordered_json AssignmentJson(const SGraph& g, const Assignment& a) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) j[p.name] = it->second;
-  }
-  return j;
-}
-
 }  // namespace prism::cli

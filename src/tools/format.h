@@ -13,6 +13,8 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "prism/block/sgraph.h"
+#include "prism/block/sgraph_json.h"      // AssignmentJson
+#include "prism/block/sgraph_printer.h"   // AssignmentText
 #include "prism/expr/eval.h"
 #include "prism/ir/program.h"
 
@@ -35,12 +37,6 @@ std::string Significant(double value, int significant = 6);
 // Renders rows as left-aligned columns separated by two spaces, each line indented by
 // `indent` spaces; the last column is not padded.
 std::string AlignedTable(const std::vector<std::vector<std::string>>& rows, int indent);
-
-// The assigned parameters of `g` in declaration order: "gx=64 F=4 T=64 S=1" (parameters that
-// `a` does not assign are left out).
-std::string AssignmentText(const SGraph& g, const Assignment& a);
-// The same as a JSON object whose keys keep the declaration order.
-nlohmann::ordered_json AssignmentJson(const SGraph& g, const Assignment& a);
 
 }  // namespace prism::cli
 

@@ -24,6 +24,7 @@
 #include "prism/base/status.h"
 #include "prism/block/block_instance.h"
 #include "prism/block/sgraph_json.h"
+#include "prism/block/sgraph_printer.h"
 #include "prism/codegen/nvrtc.h"
 #include "prism/ir/interpreter.h"
 #include "prism/prune/block_family.h"
@@ -31,16 +32,6 @@
 
 namespace prism::tune {
 namespace {
-
-// A stable textual key of an assignment (parameter-declaration order).
-std::string AssignmentKey(const SGraph& g, const Assignment& a) {
-  std::vector<std::string> parts;
-  for (const Param& p : g.params()) {
-    auto it = a.find(p.name);
-    if (it != a.end()) parts.push_back(absl::StrCat(p.name, "=", it->second));
-  }
-  return absl::StrJoin(parts, " ");
-}
 
 struct Instance {
   Assignment assignment;
@@ -85,7 +76,7 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
     return codegen::GenerateCuda(bp);
   };
-  const std::string best_key = AssignmentKey(g, fr.best);
+  const std::string best_key = AssignmentText(g, fr.best);
   {
     absl::StatusOr<codegen::GeneratedCode> code = generate(fr.best);
     if (code.ok()) {
@@ -138,7 +129,7 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
       a[axes[d].first->name] = axes[d].second[rest % radix];
       rest /= radix;
     }
-    const std::string key = AssignmentKey(g, a);
+    const std::string key = AssignmentText(g, a);
     if (key == best_key) continue;
     if (generate_attempts >= kMaxGenerate) break;
     ++generate_attempts;

@@ -35,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "prism/block/sgraph.h"
+#include "prism/expr/eval.h"
 
 namespace prism {
 
@@ -45,6 +46,9 @@ nlohmann::json SGraphToJson(const SGraph& graph);
 absl::StatusOr<SGraph> SGraphFromJson(const nlohmann::json& json);
 // Parses text first (InvalidArgument with the parser's message on malformed JSON).
 absl::StatusOr<SGraph> SGraphFromJsonText(absl::string_view text);
+
+// AssignmentText (sgraph_printer.h) as a JSON object whose keys keep the declaration order.
+nlohmann::ordered_json AssignmentJson(const SGraph& graph, const Assignment& a);
 
 }  // namespace prism
 

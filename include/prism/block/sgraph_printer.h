@@ -18,10 +18,15 @@
 #include <string>
 
 #include "prism/block/sgraph.h"
+#include "prism/expr/eval.h"
 
 namespace prism {
 
 std::string SGraphToString(const SGraph& graph);
+
+// The parameters of `graph` that `a` assigns, in declaration order: "gx=64 F=4 T=64 S=1"
+// (parameters `a` does not assign are left out). Stable: tune keys its samples with it.
+std::string AssignmentText(const SGraph& graph, const Assignment& a);
 
 }  // namespace prism
 
