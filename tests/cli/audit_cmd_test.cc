@@ -13,24 +13,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "cli/run_prism.h"
 #include "tools/cli.h"
 
 namespace prism::cli {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result RunPrism(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 std::string Tmp(const std::string& name) {
   const std::string d = ::testing::TempDir() + "/prism_audit_cli_" + name + "_" + std::to_string(getpid());

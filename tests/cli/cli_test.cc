@@ -1,6 +1,7 @@
 // In-process tests of the `prism` command line (src/tools/): a table of invocations with the
 // exact exit code, stdout and stderr they must produce; the --json outputs parsed back; the
 // option parser on its own.
+#include "cli/run_prism.h"
 #include "tools/cli.h"
 
 #include <unistd.h>
@@ -31,18 +32,6 @@ namespace {
 using ::prism::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result RunPrism(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 std::string Join(const std::vector<std::string>& args) {
   std::string s = "prism";

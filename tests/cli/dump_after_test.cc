@@ -11,26 +11,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "cli/run_prism.h"
 #include "tools/cli.h"
 
 namespace prism::cli {
 namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result RunPrism(std::vector<std::string> args) {
-  args.push_back("--budget-s");
-  args.push_back("3600");
-  std::ostringstream out, err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 std::string Dir() {
   static const std::string* d = [] {
@@ -78,7 +65,7 @@ void CheckStages(const std::vector<Case>& cases) {
       // Few tuning candidates: the dumps do not depend on how many there are.
       args.insert(args.end(), {"--no-gpu", "--out", Dir() + "/out", "--top", "1", "--instances", "4"});
     }
-    const Result r = RunPrism(args);
+    const Result r = RunPrismUnbudgeted(args);
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_THAT(r.out, StartsWith("=== after " + c.stage + " ===\n"));
     for (const std::string& s : c.contains) EXPECT_THAT(r.out, HasSubstr(s));
@@ -102,7 +89,7 @@ TEST(DumpAfterTest, Errors) {
        "found 'x'\n"},
   };
   for (const Row& row : rows) {
-    const Result r = RunPrism(row.args);
+    const Result r = RunPrismUnbudgeted(row.args);
     EXPECT_EQ(r.code, 2) << row.err;
     EXPECT_EQ(r.err, row.err);
     EXPECT_EQ(r.out, "");

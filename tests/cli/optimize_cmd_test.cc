@@ -11,29 +11,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "cli/run_prism.h"
 #include "tools/cli.h"
 
 namespace prism::cli {
 namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-// Every run without the search's wall-clock budget (results must not depend on the load).
-Result RunPrism(std::vector<std::string> args) {
-  if (args.size() > 1) {
-    args.push_back("--budget-s");
-    args.push_back("86400");
-  }
-  std::ostringstream out, err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 std::string Tmp(const std::string& name) {
   const std::string d =
@@ -53,7 +37,7 @@ std::string SmallProgram(const std::string& dir) {
 
 TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
   const std::string dir = Tmp("text");
-  const Result r = RunPrism({"optimize", SmallProgram(dir), "--no-gpu", "--out", dir + "/out"});
+  const Result r = RunPrismUnbudgeted({"optimize", SmallProgram(dir), "--no-gpu", "--out", dir + "/out"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   for (const std::string& s :
@@ -75,7 +59,7 @@ TEST(OptimizeCliTest, JsonAndTheDefaultOutputDirectory) {
   const std::string program = SmallProgram(dir);
   const std::filesystem::path cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir);
-  const Result r = RunPrism({"optimize", program, "--no-gpu", "--json"});
+  const Result r = RunPrismUnbudgeted({"optimize", program, "--no-gpu", "--json"});
   std::filesystem::current_path(cwd);
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -119,7 +103,7 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.args[1] + " " + c.args[2]);
-    const Result r = RunPrism(c.args);
+    const Result r = RunPrismUnbudgeted(c.args);
     EXPECT_EQ(r.code, c.code) << r.err;
     EXPECT_THAT(r.err, StartsWith(c.err_prefix));
     EXPECT_EQ(r.out, "");

@@ -8,23 +8,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "cli/run_prism.h"
 #include "tools/cli.h"
 
 namespace prism::cli {
 namespace {
 using ::testing::HasSubstr;
-
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result RunPrism(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
 
 // A small rmsnorm_linear (the search over it takes well under a second).
 std::string SmallProgram() {
