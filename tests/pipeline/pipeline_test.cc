@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "prism/base/check.h"
+#include "testing/files.h"
 #include "testing/status_matchers.h"
 
 namespace prism {
@@ -26,19 +27,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string TempDir(const std::string& name) {
-  const std::string d =
-      ::testing::TempDir() + "/prism_pipeline_" + name + "_" + std::to_string(getpid());
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string TempDir(const std::string& name) { return testing::FreshTempPath("pipeline", name); }
 
 Program RmsNormLinear() {
   ProgramBuilder b;
@@ -138,14 +127,14 @@ TEST(PipelineTest, WriteResultWritesTheFilesAndTheReport) {
   const Result& r = SharedResult();
   const std::string dir = TempDir("write") + "/nested";
   ASSERT_OK(WriteResult(r, dir));
-  EXPECT_EQ(Slurp(dir + "/kernel.cu"), r.cuda_source);
-  EXPECT_EQ(Slurp(dir + "/launch.json"), r.launch_json);
-  EXPECT_EQ(Slurp(dir + "/host.h"), r.host_header);
-  EXPECT_EQ(Slurp(dir + "/family.json"), r.family_json);
-  EXPECT_EQ(Slurp(dir + "/report.json"), r.report.json);
-  EXPECT_EQ(Slurp(dir + "/proof.json"), r.report.proof_json);
+  EXPECT_EQ(testing::ReadFile(dir + "/kernel.cu"), r.cuda_source);
+  EXPECT_EQ(testing::ReadFile(dir + "/launch.json"), r.launch_json);
+  EXPECT_EQ(testing::ReadFile(dir + "/host.h"), r.host_header);
+  EXPECT_EQ(testing::ReadFile(dir + "/family.json"), r.family_json);
+  EXPECT_EQ(testing::ReadFile(dir + "/report.json"), r.report.json);
+  EXPECT_EQ(testing::ReadFile(dir + "/proof.json"), r.report.proof_json);
   for (const auto& [name, text] : r.report.smt_files) {
-    EXPECT_EQ(Slurp(dir + "/smt/" + name), text) << name;
+    EXPECT_EQ(testing::ReadFile(dir + "/smt/" + name), text) << name;
   }
   // The written report is what Audit re-checks.
   ASSERT_OK_AND_ASSIGN(AuditResult audit, Audit(dir));

@@ -36,6 +36,7 @@
 #include "prism/report/audit.h"
 #include "prism/report/report.h"
 #include "prism/tune/tune.h"
+#include "testing/files.h"
 #include "testing/status_matchers.h"
 #ifdef PRISM_HAVE_PNG
 #include <png.h>
@@ -48,17 +49,10 @@ using ::prism::testing::StatusIs;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 void Spit(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 std::string Tmp(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "/prism_report_" + name + "_" + std::to_string(getpid());
-  fs::remove_all(d);
+  const std::string d = testing::FreshTempPath("report", name);
   fs::create_directories(d);
   return d;
 }
@@ -141,7 +135,7 @@ void CompareWithGolden(const std::string& name, const std::string& actual) {
     return;
   }
   ASSERT_TRUE(fs::exists(path)) << path << " is missing; regenerate it (see the file comment)";
-  EXPECT_EQ(actual, Slurp(path)) << "the report differs from " << path
+  EXPECT_EQ(actual, testing::ReadFile(path)) << "the report differs from " << path
                                  << "; if the change is intended, regenerate it (see the file comment)";
 }
 
@@ -221,7 +215,7 @@ TEST(WriteReportTest, ErrorsAndStaleQueries) {
   Spit(d + "/out/smt/old.smt2", "(check-sat)\n");
   ASSERT_OK(WriteReport(r, d + "/out"));
   EXPECT_FALSE(fs::exists(d + "/out/smt/old.smt2"));
-  EXPECT_EQ(Slurp(d + "/out/smt/001-a.prune.core.smt2"), "(check-sat)\n");
+  EXPECT_EQ(testing::ReadFile(d + "/out/smt/001-a.prune.core.smt2"), "(check-sat)\n");
   for (const char* f : {"report.json", "report.md", "report.html", "proof.json"}) {
     EXPECT_TRUE(fs::exists(d + "/out/" + f)) << f;
   }
@@ -250,7 +244,7 @@ Shot Screenshot(const std::string& html_path, const std::string& png_path) {
   Shot s;
   const int rc = system(cmd.c_str());
   s.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  std::istringstream in(Slurp(log));
+  std::istringstream in(testing::ReadFile(log));
   for (std::string line; std::getline(in, line);) {
     if (absl::StrContains(line, ":CONSOLE")) s.console += line + "\n";
   }
@@ -339,7 +333,7 @@ TEST_F(ReportTest, AuditWithCvc5AgreesToo) {
 
 // Edits report.json of a copy in place.
 void EditJson(const std::string& dir, const std::function<void(nlohmann::ordered_json&)>& edit) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(Slurp(dir + "/report.json"));
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(testing::ReadFile(dir + "/report.json"));
   edit(j);
   Spit(dir + "/report.json", j.dump(2) + "\n");
 }
@@ -378,7 +372,7 @@ TEST_P(TamperTest, AuditRejectsTheTamperedReport) {
        {inf_file + ": the report says sat, z3 answers unsat"}},
       {"edited_proof_step",
        [&](const std::string& d) {
-         nlohmann::ordered_json p = nlohmann::ordered_json::parse(Slurp(d + "/proof.json"));
+         nlohmann::ordered_json p = nlohmann::ordered_json::parse(testing::ReadFile(d + "/proof.json"));
          p["steps"][0]["rule"] = "split-sum";
          Spit(d + "/proof.json", p.dump(2) + "\n");
        },
@@ -388,7 +382,7 @@ TEST_P(TamperTest, AuditRejectsTheTamperedReport) {
        {inf_file + ": missing (the deciding query of " + inf_label + ")"}},
       {"edited_smt_file",
        [&](const std::string& d) {
-         std::string t = Slurp(d + "/" + inf_file);
+         std::string t = testing::ReadFile(d + "/" + inf_file);
          t = absl::StrReplaceAll(t, {{"(check-sat)", "(assert true)\n(check-sat)"}});
          Spit(d + "/" + inf_file, t);
        },
@@ -455,7 +449,7 @@ TEST_F(ReportTest, AuditTheoryChangeIsADisagreement) {
   ASSERT_OK_AND_ASSIGN(std::string root, DataDir());
   const std::string theories = Tmp("theories") + "/smt_theories";
   fs::copy(root + "/smt_theories", theories, fs::copy_options::recursive);
-  Spit(theories + "/rules/smem_capacity.smt2", Slurp(theories + "/rules/smem_capacity.smt2") + "; edited\n");
+  Spit(theories + "/rules/smem_capacity.smt2", testing::ReadFile(theories + "/rules/smem_capacity.smt2") + "; edited\n");
   AuditOptions o = Fast();
   o.sample_families = 0;
   o.theory_dir = theories;

@@ -18,27 +18,17 @@
 #include "nlohmann/json.hpp"
 #include "prism/codegen/nvrtc.h"
 #include "prism/runtime/runtime.h"
+#include "testing/files.h"
 #include "testing/status_matchers.h"
 
 namespace prism::tune {
 namespace {
+using ::prism::testing::ReadFile;
 using ::prism::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string TempDir(const std::string& name) {
-  const std::string d =
-      ::testing::TempDir() + "/prism_tune_" + name + "_" + std::to_string(getpid());
-  std::filesystem::remove_all(d);
-  return d;
-}
+std::string TempDir(const std::string& name) { return testing::FreshTempPath("tune", name); }
 
 // Y = softmax(X, -1) on [4, 64]: its families need a row sum, which no template emits yet.
 Program SoftmaxProgram() {
