@@ -92,7 +92,7 @@ absl::StatusOr<std::string> DumpAfter(absl::string_view stage, const Program& pr
     for (size_t i = 0; i < tune->candidates.size(); ++i) {
       const tune::Candidate& c = tune->candidates[i];
       absl::StrAppend(&out, "  ", i + 1, ". family #", c.family + 1, " at ",
-                      AssignmentText(*tune->search.families[c.family].graph, c.assignment), ", lower bound ",
+                      tune::CandidateText(*tune->search.families[c.family].graph, c), ", lower bound ",
                       Num(c.cost_us), " µs\n");
     }
     for (const tune::CodegenSkip& s : tune->codegen_skips) {
@@ -110,7 +110,7 @@ absl::StatusOr<std::string> DumpAfter(absl::string_view stage, const Program& pr
       const tune::Candidate& c = tune->candidates[i];
       absl::StrAppend(&out, "  ", i + 1, static_cast<int>(i) == tune->selected ? " (selected)" : "",
                       ". family #", c.family + 1, " at ",
-                      AssignmentText(*tune->search.families[c.family].graph, c.assignment), ": ",
+                      tune::CandidateText(*tune->search.families[c.family].graph, c), ": ",
                       c.measurement ? absl::StrCat("measured ", Num(c.measurement->median_us), " µs")
                       : !c.measure_error.empty() ? c.measure_error
                       : !c.compile_error.empty() ? absl::StrCat("did not compile: ", c.compile_error)

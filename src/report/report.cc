@@ -284,6 +284,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
               {"assignment", AssignmentJson(*fam.graph, chosen.assignment)},
               {"cost_us", chosen.cost_us},
               {"rank_us", fam.rank_us}};
+  if (!chosen.codegen_variant.empty()) sel["codegen_variant"] = chosen.codegen_variant;
   if (!result.no_gpu_reason.empty()) sel["no_gpu_reason"] = result.no_gpu_reason;
   if (chosen.measurement) sel["measured_us"] = chosen.measurement->median_us;
   j["selection"] = sel;
@@ -381,6 +382,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
               {"assignment", AssignmentJson(*result.search.families[c.family].graph, c.assignment)},
               {"cost_us", c.cost_us},
               {"selected", static_cast<int>(i) == result.selected}};
+    if (!c.codegen_variant.empty()) e["codegen_variant"] = c.codegen_variant;
     if (c.measurement) {
       e["measured_us"] = c.measurement->median_us;
       e["relative_error"] = c.measurement->relative_error;
@@ -423,7 +425,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
   absl::StrAppend(&md, "## Input program\n\n```\n", program_text, "```\n\n");
   absl::StrAppend(&md, "## Chosen kernels\n\nFamily #", chosen.family + 1, " (", fam.kernels,
                   fam.kernels == 1 ? " kernel" : " kernels", ") at `",
-                  AssignmentText(*fam.graph, chosen.assignment), "`, ",
+                  tune::CandidateText(*fam.graph, chosen), "`, ",
                   internal::SelectedBy(result.method));
   if (!result.no_gpu_reason.empty()) absl::StrAppend(&md, " (no GPU: ", result.no_gpu_reason, ")");
   absl::StrAppend(&md, "; cost lower bound ", Num(chosen.cost_us), " µs");
@@ -465,7 +467,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
   for (size_t i = 0; i < result.candidates.size(); ++i) {
     const tune::Candidate& c = result.candidates[i];
     absl::StrAppend(&md, "| ", i + 1, static_cast<int>(i) == result.selected ? " (selected)" : "",
-                    " | ", c.family + 1, " | ", AssignmentText(*result.search.families[c.family].graph, c.assignment),
+                    " | ", c.family + 1, " | ", tune::CandidateText(*result.search.families[c.family].graph, c),
                     " | ", Num(c.cost_us), " | ",
                     c.measurement ? Num(c.measurement->median_us)
                                   : (c.measure_error.empty() ? "not measured" : c.measure_error),
@@ -492,7 +494,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
   absl::StrAppend(&h, "<h2>Stage timeline</h2>\n", TimelineSvg(stages));
   absl::StrAppend(&h, "<h2>Input program</h2>\n<pre>", HtmlEscape(program_text), "</pre>\n");
   absl::StrAppend(&h, "<h2>Chosen kernels</h2>\n<p>Family #", chosen.family + 1, " at <code>",
-                  HtmlEscape(AssignmentText(*fam.graph, chosen.assignment)), "</code>, ",
+                  HtmlEscape(tune::CandidateText(*fam.graph, chosen)), "</code>, ",
                   internal::SelectedBy(result.method), "; cost lower bound ", Num(chosen.cost_us),
                   " µs", chosen.measurement ? absl::StrCat(", measured ", Num(chosen.measurement->median_us), " µs") : "",
                   ".</p>\n<table><tr><th>kernel</th><th>function</th><th>grid</th><th>threads</th>"
@@ -528,7 +530,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
     const tune::Candidate& c = result.candidates[i];
     absl::StrAppend(&h, "<tr><td>", i + 1, static_cast<int>(i) == result.selected ? " (selected)" : "",
                     "</td><td>", c.family + 1, "</td><td>",
-                    HtmlEscape(AssignmentText(*result.search.families[c.family].graph, c.assignment)),
+                    HtmlEscape(tune::CandidateText(*result.search.families[c.family].graph, c)),
                     "</td><td>", Num(c.cost_us), "</td><td>",
                     c.measurement ? Num(c.measurement->median_us)
                                   : HtmlEscape(c.measure_error.empty() ? "not measured" : c.measure_error),

@@ -161,6 +161,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
                      {"kernels", fr.kernels},
                      {"assignment", AssignmentJson(*fr.graph, c.assignment)},
                      {"cost_us", c.cost_us}};
+    if (!c.codegen_variant.empty()) j["selected"]["codegen_variant"] = c.codegen_variant;
     if (c.measurement) j["selected"]["measured_us"] = c.measurement->median_us;
     j["codegen_skips"] = nlohmann::ordered_json::array();
     for (const tune::CodegenSkip& s : r.codegen_skips) {
@@ -175,6 +176,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
           {"cost_us", k.cost_us},
           {"compiled", k.compiled},
           {"cache_hit", k.cache_hit}};
+      if (!k.codegen_variant.empty()) e["codegen_variant"] = k.codegen_variant;
       if (!k.compile_error.empty()) e["compile_error"] = k.compile_error;
       if (k.measurement) {
         e["measured_us"] = k.measurement->median_us;
@@ -228,7 +230,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   if (r.method == tune::Method::kMeasured) {
     for (const tune::Candidate& k : r.candidates) {
       absl::StrAppend(&text, "  #", k.family + 1, " ",
-                      AssignmentText(*r.search.families[k.family].graph, k.assignment), "  cost ",
+                      tune::CandidateText(*r.search.families[k.family].graph, k), "  cost ",
                       Significant(k.cost_us, 4), " µs  ");
       if (k.measurement) {
         absl::StrAppend(&text, "measured ", Significant(k.measurement->median_us, 4), " µs, ",
@@ -243,7 +245,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
     }
   }
   absl::StrAppend(&text, "\nselected  family #", c.family + 1, " (", fr.kernels, " kernel",
-                  fr.kernels == 1 ? "" : "s", ") at ", AssignmentText(*fr.graph, c.assignment),
+                  fr.kernels == 1 ? "" : "s", ") at ", tune::CandidateText(*fr.graph, c),
                   "\n          cost lower bound ", Significant(c.cost_us, 4), " µs");
   if (c.measurement) {
     absl::StrAppend(&text, ", measured ", Significant(c.measurement->median_us, 4),

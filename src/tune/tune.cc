@@ -37,7 +37,8 @@ struct Instance {
   Assignment assignment;
   double cost_us = 0;
   std::string key;
-  std::string moved;  // the parameters moved from the preferred instance ("" for it)
+  std::string moved;    // the parameters moved from the preferred instance ("" for it)
+  std::string variant;  // Candidate::codegen_variant
 };
 
 // The candidate instances of a family (tune.h, step 2): the preferred instance first, then a
@@ -57,6 +58,8 @@ struct Instance {
 // families the strata whose first kernel launches at least one block per SM go before the
 // others (the lower bound has no wave term there and prefers tiny grids). Generation attempts are
 // capped at kMaxGenerate per family (a structure the generator cannot handle fails for all).
+// Each taken instance is followed by its codegen variants (CodegenVariants(), when they generate
+// distinct code), which count towards `count`.
 constexpr int64_t kMaxAssignments = 20000;
 constexpr int kMaxGenerate = 8000;
 
@@ -72,16 +75,33 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   ExprContext fctx;
   PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(g, fctx));
   Sampled out;
-  auto generate = [&](const Assignment& a) -> absl::StatusOr<codegen::GeneratedCode> {
+  auto generate = [&](const Assignment& a, const codegen::CodegenOptions& options =
+                                                 codegen::CodegenOptions())
+      -> absl::StatusOr<codegen::GeneratedCode> {
     PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
-    return codegen::GenerateCuda(bp);
+    return codegen::GenerateCuda(bp, options);
+  };
+  const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants();
+  // Appends an instance, then its distinct variants, while fewer than `count` are taken.
+  auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
+    const std::string source = code.source;
+    out.instances.push_back(inst);
+    out.codes.push_back(std::move(code));
+    for (const auto& [name, options] : variants) {
+      if (static_cast<int>(out.instances.size()) >= count) break;
+      absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, options);
+      if (!v.ok() || v->source == source) continue;
+      Instance vi = inst;
+      vi.variant = name;
+      out.instances.push_back(std::move(vi));
+      out.codes.push_back(std::move(*v));
+    }
   };
   const std::string best_key = AssignmentText(g, fr.best);
   {
     absl::StatusOr<codegen::GeneratedCode> code = generate(fr.best);
     if (code.ok()) {
-      out.instances.push_back({fr.best, fr.cost_us, best_key, ""});
-      out.codes.push_back(std::move(*code));
+      take({fr.best, fr.cost_us, best_key, "", ""}, std::move(*code));
     } else {
       out.first_error = std::string(code.status().message());
     }
@@ -150,7 +170,7 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     }
     int64_t blocks = 1;
     for (int64_t d : code->launches.front().grid) blocks *= d;
-    Member m{{a, check->cost_lower_bound_us, key, ""}, forloop,
+    Member m{{a, check->cost_lower_bound_us, key, "", ""}, forloop,
              StableHasher().Add(absl::string_view(key)).Finish(), std::move(*code), false, blocks};
     strata[grid][{threads, stages}].push_back(std::move(m));
   }
@@ -227,8 +247,7 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
           m.taken = true;
           ++st.taken[sub];
           ++st.picks;
-          out.instances.push_back(m.inst);
-          out.codes.push_back(std::move(m.code));
+          take(m.inst, std::move(m.code));
           progress = true;
           break;
         }
@@ -245,6 +264,18 @@ std::string FirstLine(absl::string_view s) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants() {
+  codegen::CodegenOptions w2;
+  w2.attention_tiles_per_warp = 2;
+  return {{"attention_tiles_per_warp=2", w2}};
+}
+
+std::string CandidateText(const SGraph& graph, const Candidate& c) {
+  std::string s = AssignmentText(graph, c.assignment);
+  if (!c.codegen_variant.empty()) absl::StrAppend(&s, " [", c.codegen_variant, "]");
+  return s;
+}
 
 const char* MethodName(Method method) {
   return method == Method::kMeasured ? "measured" : "cost model";
@@ -289,6 +320,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       Candidate c;
       c.family = static_cast<int>(f);
       c.assignment = sampled.instances[k].assignment;
+      c.codegen_variant = sampled.instances[k].variant;
       c.cost_us = sampled.instances[k].cost_us;
       r.candidates.push_back(std::move(c));
       codes.push_back(std::move(sampled.codes[k]));
@@ -362,7 +394,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     } else if (entry->has_value()) {
       const TuneCacheEntry& e = **entry;
       for (size_t i = 0; i < r.candidates.size(); ++i) {
-        if (r.candidates[i].family == e.family && r.candidates[i].assignment == e.assignment) {
+        if (r.candidates[i].family == e.family && r.candidates[i].assignment == e.assignment &&
+            r.candidates[i].codegen_variant == e.codegen_variant) {
           Candidate& c = r.candidates[i];
           runtime::Measurement m;
           m.median_us = e.median_us;
@@ -376,9 +409,11 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           return r;
         }
       }
-      r.tune_cache_note = absl::StrCat("stale tuning-cache entry '",
-                                       tune_cache.PathOf(r.tune_cache_key), "': family #",
-                                       e.family + 1, " instance is not among the candidates");
+      r.tune_cache_note = absl::StrCat(
+          "stale tuning-cache entry '", tune_cache.PathOf(r.tune_cache_key), "': family #",
+          e.family + 1, " instance", e.codegen_variant.empty() ? "" : " [",
+          e.codegen_variant, e.codegen_variant.empty() ? "" : "]",
+          " is not among the candidates");
     }
   }
   // In a child: NVRTC in this process would break cuInit in the measuring children.
@@ -462,6 +497,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     TuneCacheEntry e;
     e.family = c.family;
     e.assignment = c.assignment;
+    e.codegen_variant = c.codegen_variant;
     e.median_us = c.measurement->median_us;
     e.relative_error = c.measurement->relative_error;
     e.input_sets = c.measurement->input_sets;
@@ -526,6 +562,10 @@ absl::StatusOr<std::optional<TuneCacheEntry>> TuneCache::Lookup(const std::strin
     if (!v.is_number_integer()) return corrupt("a field has the wrong type");
     e.assignment[name] = v.get<int64_t>();
   }
+  if (j.contains("codegen_variant")) {
+    if (!j["codegen_variant"].is_string()) return corrupt("a field has the wrong type");
+    e.codegen_variant = j["codegen_variant"].get<std::string>();
+  }
   e.median_us = j["median_us"].get<double>();
   e.relative_error = j["relative_error"].get<double>();
   e.input_sets = j["input_sets"].get<int>();
@@ -543,6 +583,7 @@ absl::Status TuneCache::Store(const std::string& key, const TuneCacheEntry& e) c
   nlohmann::ordered_json a = nlohmann::ordered_json::object();
   for (const auto& [name, v] : e.assignment) a[name] = v;
   j["assignment"] = a;
+  if (!e.codegen_variant.empty()) j["codegen_variant"] = e.codegen_variant;
   j["median_us"] = e.median_us;
   j["relative_error"] = e.relative_error;
   j["input_sets"] = e.input_sets;
@@ -581,6 +622,7 @@ std::string FamilyJson(const TuneResult& r, const std::string& program_label) {
     if (it != c.assignment.end()) a[p.name] = it->second;
   }
   j["assignment"] = a;
+  if (!c.codegen_variant.empty()) j["codegen_variant"] = c.codegen_variant;
   j["selection"] = MethodName(r.method);
   if (c.measurement) j["measured_us"] = c.measurement->median_us;
   j["sgraph"] = nlohmann::ordered_json::parse(SGraphToJson(*fr.graph).dump());

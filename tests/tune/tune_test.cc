@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "prism/block/sgraph_printer.h"
 #include "prism/codegen/nvrtc.h"
 #include "prism/runtime/runtime.h"
 #include "testing/files.h"
@@ -151,6 +152,7 @@ TEST(OptimizeTest, CandidatesSpanTheDomain) {
       key += name + "=" + std::to_string(v) + " ";
     }
     EXPECT_TRUE(keys.insert(key).second) << "duplicate candidate " << key;
+    EXPECT_EQ(c.codegen_variant, "") << "a GEMM family has no codegen variant";
   }
   // ⌈32/12⌉ = 3 grid strata (the preferred instance's among them), every thread count of the
   // domain {64, 128, 256, 512}, and several stage and forloop values.
@@ -159,6 +161,47 @@ TEST(OptimizeTest, CandidatesSpanTheDomain) {
   EXPECT_GE(stages.size(), 3u);
   EXPECT_GE(forloops.size(), 3u);
   EXPECT_EQ(r.candidates[0].assignment, r.search.families[0].best);
+}
+
+// Attention families: every sampled instance whose two-tiles-per-warp code differs from the
+// default is also a candidate [attention_tiles_per_warp=2], right after it (same family and
+// assignment); the variant is named in CandidateText and family.json.
+TEST(OptimizeTest, AttentionInstancesAlsoTryTwoTilesPerWarp) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(
+                                                "gqa", {{"G", 2}, {"Lq", 64}, {"D", 32}, {"L", 512}}));
+  TuneOptions options = Options(false);
+  options.top_families = 1;
+  options.instances_per_family = 16;
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  ASSERT_EQ(r.candidates.size(), 16u);
+  int variants = 0;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    const SGraph& g = *r.search.families[c.family].graph;
+    if (c.codegen_variant.empty()) {
+      EXPECT_EQ(CandidateText(g, c), AssignmentText(g, c.assignment));
+      continue;
+    }
+    ++variants;
+    EXPECT_EQ(c.codegen_variant, "attention_tiles_per_warp=2");
+    ASSERT_GT(i, 0u);
+    EXPECT_EQ(r.candidates[i - 1].assignment, c.assignment) << "not right after its base";
+    EXPECT_EQ(r.candidates[i - 1].codegen_variant, "");
+    EXPECT_EQ(CandidateText(g, c),
+              AssignmentText(g, c.assignment) + " [attention_tiles_per_warp=2]");
+  }
+  EXPECT_GT(variants, 0) << "no instance had a two-tiles-per-warp variant";
+  // The selection's family.json names its variant (the cost model ties the pair: the base is
+  // selected, so select the variant by hand).
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    if (!r.candidates[i].codegen_variant.empty()) {
+      r.selected = static_cast<int>(i);
+      break;
+    }
+  }
+  const nlohmann::json fam = nlohmann::json::parse(FamilyJson(r, "gqa"));
+  EXPECT_EQ(fam["codegen_variant"], "attention_tiles_per_warp=2");
 }
 
 // Split (two-kernel) families: the sampled strata launch at least one block per SM in their
@@ -230,6 +273,13 @@ TEST(TuneCacheTest, MissStoreHitCorrupt) {
   ASSERT_TRUE(hit.has_value());
   EXPECT_EQ(hit->family, 1);
   EXPECT_EQ(hit->assignment, e.assignment);
+  EXPECT_EQ(hit->codegen_variant, "");
+  EXPECT_THAT(ReadFile(cache.PathOf(key)), ::testing::Not(HasSubstr("codegen_variant")));
+  e.codegen_variant = "attention_tiles_per_warp=2";
+  ASSERT_OK(cache.Store(key, e));
+  ASSERT_OK_AND_ASSIGN(hit, cache.Lookup(key));
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->codegen_variant, "attention_tiles_per_warp=2");
   EXPECT_EQ(hit->median_us, 23.5);
   EXPECT_EQ(hit->input_sets, 3);
 
@@ -246,10 +296,15 @@ TEST(TuneCacheTest, MissStoreHitCorrupt) {
        "its key differs from the file name"},
       {nullptr, "no field 'median_us'"},
       {nullptr, "a field has the wrong type"},
+      {"variant", "a field has the wrong type"},
   };
   for (const Corrupt& c : corrupt) {
     std::string text = c.text ? c.text : "";
-    if (c.text == nullptr && c.why == "no field 'median_us'") {
+    if (text == "variant") {
+      text = "{\"format\": \"prism.tune-cache\", \"version\": 1, \"key\": \"" + key +
+             "\", \"family\": 0, \"assignment\": {}, \"codegen_variant\": 2, \"median_us\": 1, "
+             "\"relative_error\": 0, \"input_sets\": 1}";
+    } else if (c.text == nullptr && c.why == "no field 'median_us'") {
       text = "{\"format\": \"prism.tune-cache\", \"version\": 1, \"key\": \"" + key +
              "\", \"family\": 0, \"assignment\": {}, \"relative_error\": 0, \"input_sets\": 1}";
     } else if (c.text == nullptr) {

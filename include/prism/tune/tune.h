@@ -84,6 +84,9 @@ struct TuneOptions {
 struct Candidate {
   int family = 0;  // index into TuneResult::search.families
   Assignment assignment;
+  // The code generator's variant of the instance: "" for the default CodegenOptions, else
+  // the knobs that differ, e.g. "attention_tiles_per_warp=2" (CodegenVariants()).
+  std::string codegen_variant;
   double cost_us = 0;         // the cost model's lower bound (µs)
   std::string codegen_error;  // empty: generated
   bool compiled = false;
@@ -145,14 +148,25 @@ absl::Status WriteOutputs(const TuneResult& result, const std::string& program_l
 // "measured" or "cost model".
 const char* MethodName(Method method);
 
+// The code generator variants every sampled instance is also generated with, besides the
+// default options (docs/optimize.md): {"attention_tiles_per_warp=2", options with
+// attention_tiles_per_warp = 2}. A variant becomes a candidate only when it generates and its
+// source differs from the default one (the knob changes only the attention template).
+std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants();
+
+// A candidate for people: AssignmentText(graph, assignment), then " [<variant>]" when it has
+// a codegen variant.
+std::string CandidateText(const SGraph& graph, const Candidate& c);
+
 // The tuning cache: DIR/<key>.json per (program, GPU, driver, NVRTC, options), holding the
 // measured selection; written atomically (temporary file + rename).
 //   {"format": "prism.tune-cache", "version": 1, "key", "family" (0-based index in the
-//    search's order), "assignment" {name: value}, "median_us", "relative_error",
-//    "input_sets"}
+//    search's order), "assignment" {name: value}, "codegen_variant" (only when not ""),
+//    "median_us", "relative_error", "input_sets"}
 struct TuneCacheEntry {
   int family = 0;
   Assignment assignment;
+  std::string codegen_variant;  // Candidate::codegen_variant ("" when the file has none)
   double median_us = 0;
   double relative_error = 0;
   int input_sets = 0;
