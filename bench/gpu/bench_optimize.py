@@ -140,6 +140,7 @@ def main():
             continue
         err = check(p, w)
         row = dict(workload=w["name"], bs=w["bs"], relerr_f64=err, family=fam["family"],
+                   codegen_variant=fam.get("codegen_variant", ""),
                    assignment=fam["assignment"], selection=fam["selection"],
                    optimize_measured_us=fam.get("measured_us"),
                    kernels=[dict(function=k[0].name if hasattr(k[0], "name") else None, grid=k[1],

@@ -156,6 +156,152 @@ absl::StatusOr<ChildResult> RunInChild(const std::function<absl::StatusOr<std::s
 
 namespace {
 
+// Sequence framing (child → parent): type 'O' (ok), 'E' (error) or 'S' (stopped), the item
+// index (4 bytes), then for 'O'/'E' the status code (1 byte), the payload length (4 bytes) and
+// the payload / message.
+bool WriteFrame(int fd, char type, int index, absl::StatusCode code, absl::string_view payload) {
+  std::string f(1, type);
+  const uint32_t i = static_cast<uint32_t>(index), len = static_cast<uint32_t>(payload.size());
+  f.append(reinterpret_cast<const char*>(&i), 4);
+  if (type != 'S') {
+    f.push_back(static_cast<char>(static_cast<int>(code)));
+    f.append(reinterpret_cast<const char*>(&len), 4);
+    f.append(payload.data(), payload.size());
+  }
+  return WriteAll(fd, f.data(), f.size());
+}
+
+std::string ExitMessage(int wstatus) {
+  if (WIFSIGNALED(wstatus)) {
+    const int sig = WTERMSIG(wstatus);
+    return absl::StrCat("killed by signal ", sig, " (", strsignal(sig), ")");
+  }
+  return absl::StrCat("exited with status ", WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,
+                      " without a result");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::optional<ChildResult>>> RunSequenceInChild(
+    int n, const std::function<absl::StatusOr<std::string>(int)>& fn,
+    absl::Duration per_item_timeout, const std::function<bool(int)>& should_start) {
+  std::vector<std::optional<ChildResult>> out(std::max(0, n));
+  const int64_t timeout_ms = std::clamp<int64_t>(absl::ToInt64Milliseconds(per_item_timeout), 0,
+                                                 int64_t{24} * 3600 * 1000);
+  int next = 0;
+  while (next < n) {
+    int fds[2];
+    if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe failed: ", strerror(errno)));
+    const int first = next;
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      return absl::InternalError(absl::StrCat("fork failed: ", strerror(errno)));
+    }
+    if (pid == 0) {
+      close(fds[0]);
+      bool ok = true;
+      for (int i = first; i < n && ok; ++i) {
+        if (should_start && !should_start(i)) {
+          ok = WriteFrame(fds[1], 'S', i, absl::StatusCode::kOk, "");
+          break;
+        }
+        absl::StatusOr<std::string> r = fn(i);
+        if (r.ok()) {
+          ok = WriteFrame(fds[1], 'O', i, absl::StatusCode::kOk, *r);
+        } else {
+          WriteFrame(fds[1], 'E', i, r.status().code(), r.status().message());
+          break;  // a fresh child for the next item
+        }
+      }
+      close(fds[1]);
+      _exit(ok ? 0 : 3);
+    }
+    close(fds[1]);
+    std::string data;
+    size_t pos = 0;
+    bool stopped = false, timed_out = false, ended_on_error = false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    char buf[1 << 16];
+    auto parse = [&]() {  // consumes the complete frames in data[pos..)
+      while (true) {
+        if (data.size() - pos < 5) return;
+        const char type = data[pos];
+        uint32_t idx = 0;
+        std::memcpy(&idx, &data[pos + 1], 4);
+        if (type == 'S') {
+          stopped = true;
+          pos += 5;
+          continue;
+        }
+        if (data.size() - pos < 10) return;
+        uint32_t len = 0;
+        std::memcpy(&len, &data[pos + 6], 4);
+        if (data.size() - pos < 10 + static_cast<size_t>(len)) return;
+        ChildResult r;
+        if (type == 'O') {
+          r.kind = ChildResult::Kind::kOk;
+          r.payload = data.substr(pos + 10, len);
+        } else {
+          r.kind = ChildResult::Kind::kFailed;
+          r.code = static_cast<absl::StatusCode>(static_cast<unsigned char>(data[pos + 5]));
+          r.message = data.substr(pos + 10, len);
+        }
+        ended_on_error = type != 'O';
+        if (static_cast<int>(idx) < n) {
+          out[idx] = std::move(r);
+          next = static_cast<int>(idx) + 1;
+        }
+        pos += 10 + len;
+        deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+      }
+    };
+    while (true) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        timed_out = true;
+        break;
+      }
+      const int ms = static_cast<int>(
+                         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)
+                             .count()) +
+                     1;
+      pollfd p{fds[0], POLLIN, 0};
+      const int pr = poll(&p, 1, ms);
+      if (pr < 0 && errno == EINTR) continue;
+      if (pr == 0) continue;
+      const ssize_t got = read(fds[0], buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      data.append(buf, static_cast<size_t>(got));
+      parse();
+    }
+    close(fds[0]);
+    if (timed_out) kill(pid, SIGKILL);
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    if (stopped) break;
+    if (next >= n) break;
+    if (timed_out) {
+      ChildResult r;
+      r.kind = ChildResult::Kind::kTimedOut;
+      r.message = absl::StrCat("timed out after ", absl::FormatDuration(per_item_timeout));
+      out[next++] = std::move(r);
+    } else if (!ended_on_error || next == first) {
+      // The child ended without reporting item `next` (a fault, an abort, an exit).
+      ChildResult r;
+      r.kind = ChildResult::Kind::kCrashed;
+      r.message = ExitMessage(wstatus);
+      out[next++] = std::move(r);
+    }
+  }
+  return out;
+}
+
+namespace {
+
 // ---- the driver API -------------------------------------------------------------------------
 
 using CUdeviceptr = uint64_t;
@@ -192,6 +338,12 @@ struct Driver {
   int (*cuEventSynchronize)(void*) = nullptr;
   int (*cuEventElapsedTime)(float*, void*, void*) = nullptr;
   int (*cuStreamSynchronize)(void*) = nullptr;
+  // Releases (MeasureAllInChild frees each job's resources).
+  int (*cuModuleUnload)(void*) = nullptr;
+  int (*cuGraphDestroy)(void*) = nullptr;
+  int (*cuGraphExecDestroy)(void*) = nullptr;
+  int (*cuStreamDestroy)(void*) = nullptr;
+  int (*cuEventDestroy)(void*) = nullptr;
 
   template <typename T>
   bool Get(T& f, const char* name, const char* v2 = nullptr) {
@@ -240,7 +392,11 @@ absl::StatusOr<Driver> LoadDriver() {
       d.Get(d.cuEventRecord, "cuEventRecord") &&
       d.Get(d.cuEventSynchronize, "cuEventSynchronize") &&
       d.Get(d.cuEventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2") &&
-      d.Get(d.cuStreamSynchronize, "cuStreamSynchronize");
+      d.Get(d.cuStreamSynchronize, "cuStreamSynchronize") &&
+      d.Get(d.cuModuleUnload, "cuModuleUnload") && d.Get(d.cuGraphDestroy, "cuGraphDestroy") &&
+      d.Get(d.cuGraphExecDestroy, "cuGraphExecDestroy") &&
+      d.Get(d.cuStreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2") &&
+      d.Get(d.cuEventDestroy, "cuEventDestroy", "cuEventDestroy_v2");
   if (!ok) {
     return absl::UnavailableError("no CUDA driver: libcuda.so.1 lacks a driver API entry point");
   }
@@ -343,12 +499,8 @@ void FromBytes(const std::string& bytes, Tensor& t) {
   }
 }
 
-absl::StatusOr<Measurement> MeasureInProcess(int ordinal, const std::string& cubin,
-                                             const std::vector<codegen::LaunchConfig>& launches,
-                                             const BlockProgram& program,
-                                             const std::vector<Tensor>& inputs,
-                                             const std::vector<Tensor>& reference,
-                                             const MeasureOptions& options) {
+// Loads the driver and makes device `ordinal`'s primary context current (in a child).
+absl::StatusOr<Driver> OpenDevice(int ordinal) {
   PRISM_ASSIGN_OR_RETURN(Driver d, LoadDriver());
   PRISM_RETURN_IF_ERROR(CheckOrdinal(d, ordinal));
   int dev = 0;
@@ -356,6 +508,17 @@ absl::StatusOr<Measurement> MeasureInProcess(int ordinal, const std::string& cub
   void* ctx = nullptr;
   PRISM_CU(d.cuDevicePrimaryCtxRetain(&ctx, dev));
   PRISM_CU(d.cuCtxSetCurrent(ctx));
+  return d;
+}
+
+// Measures one program in the current context; with `release`, frees everything it created
+// (on success; after an error the caller's process exits).
+absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
+                                        const std::vector<codegen::LaunchConfig>& launches,
+                                        const BlockProgram& program,
+                                        const std::vector<Tensor>& inputs,
+                                        const std::vector<Tensor>& reference,
+                                        const MeasureOptions& options, bool release) {
   void* module = nullptr;
   PRISM_CU(d.cuModuleLoadData(&module, cubin.data()));
   std::vector<void*> fns;
@@ -446,7 +609,50 @@ absl::StatusOr<Measurement> MeasureInProcess(int ordinal, const std::string& cub
   std::sort(ts.begin(), ts.end());
   m.median_us = ts[ts.size() / 2];
   m.input_sets = static_cast<int>(sets);
-  return m;  // the process exits: no cleanup needed
+  if (release) {
+    PRISM_CU(d.cuEventDestroy(e0));
+    PRISM_CU(d.cuEventDestroy(e1));
+    PRISM_CU(d.cuGraphExecDestroy(exec));
+    PRISM_CU(d.cuGraphDestroy(graph));
+    PRISM_CU(d.cuStreamDestroy(stream));
+    for (const std::vector<CUdeviceptr>& set : buf) {
+      for (CUdeviceptr p : set) PRISM_CU(d.cuMemFree(p));
+    }
+    PRISM_CU(d.cuModuleUnload(module));
+  }
+  return m;
+}
+
+absl::StatusOr<Measurement> MeasureInProcess(int ordinal, const std::string& cubin,
+                                             const std::vector<codegen::LaunchConfig>& launches,
+                                             const BlockProgram& program,
+                                             const std::vector<Tensor>& inputs,
+                                             const std::vector<Tensor>& reference,
+                                             const MeasureOptions& options) {
+  PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
+  // The process exits after this: nothing needs releasing.
+  return MeasureWith(d, cubin, launches, program, inputs, reference, options, /*release=*/false);
+}
+
+std::string MeasurementJson(const Measurement& m) {
+  nlohmann::json j = {{"us", m.median_us},
+                      {"sets", m.input_sets},
+                      {"rel", std::isfinite(m.relative_error) ? m.relative_error : -1.0},
+                      {"ratio", std::isfinite(m.tolerance_ratio) ? m.tolerance_ratio : -1.0},
+                      {"matches", m.matches}};
+  return j.dump();
+}
+
+Measurement MeasurementFromJson(const std::string& payload) {
+  const nlohmann::json j = nlohmann::json::parse(payload);
+  Measurement m;
+  m.median_us = j["us"];
+  m.input_sets = j["sets"];
+  const double rel = j["rel"], ratio = j["ratio"];
+  m.relative_error = rel < 0 ? std::numeric_limits<double>::infinity() : rel;
+  m.tolerance_ratio = ratio < 0 ? std::numeric_limits<double>::infinity() : ratio;
+  m.matches = j["matches"];
+  return m;
 }
 
 }  // namespace
@@ -501,25 +707,47 @@ absl::StatusOr<Measurement> MeasureInChild(int ordinal, const std::string& cubin
             PRISM_ASSIGN_OR_RETURN(
                 Measurement m,
                 MeasureInProcess(ordinal, cubin, launches, program, inputs, reference, options));
-            nlohmann::json j = {
-                {"us", m.median_us},
-                {"sets", m.input_sets},
-                {"rel", std::isfinite(m.relative_error) ? m.relative_error : -1.0},
-                {"ratio", std::isfinite(m.tolerance_ratio) ? m.tolerance_ratio : -1.0},
-                {"matches", m.matches}};
-            return j.dump();
+            return MeasurementJson(m);
           },
           options.timeout));
   PRISM_ASSIGN_OR_RETURN(std::string payload, FromChild(r, "the measurement"));
-  const nlohmann::json j = nlohmann::json::parse(payload);
-  Measurement m;
-  m.median_us = j["us"];
-  m.input_sets = j["sets"];
-  const double rel = j["rel"], ratio = j["ratio"];
-  m.relative_error = rel < 0 ? std::numeric_limits<double>::infinity() : rel;
-  m.tolerance_ratio = ratio < 0 ? std::numeric_limits<double>::infinity() : ratio;
-  m.matches = j["matches"];
-  return m;
+  return MeasurementFromJson(payload);
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
+    int ordinal, const std::vector<MeasureJob>& jobs, const std::vector<Tensor>& inputs,
+    const std::vector<Tensor>& reference, const MeasureOptions& options, absl::Time deadline) {
+  // Per child (fork copies it empty): the driver, opened by the child's first job.
+  std::optional<Driver> driver;
+  auto measure = [&](int i) -> absl::StatusOr<std::string> {
+    if (!driver) {
+      PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
+      driver = d;
+    }
+    const MeasureJob& job = jobs[static_cast<size_t>(i)];
+    PRISM_ASSIGN_OR_RETURN(Measurement m,
+                           MeasureWith(*driver, *job.cubin, *job.launches, *job.program, inputs,
+                                       reference, options, /*release=*/true));
+    return MeasurementJson(m);
+  };
+  PRISM_ASSIGN_OR_RETURN(
+      std::vector<std::optional<ChildResult>> results,
+      RunSequenceInChild(static_cast<int>(jobs.size()), measure, options.timeout,
+                         [&](int) { return absl::Now() < deadline; }));
+  std::vector<absl::StatusOr<Measurement>> out;
+  for (const std::optional<ChildResult>& r : results) {
+    if (!r) {
+      out.push_back(absl::DeadlineExceededError("not started: the deadline passed"));
+      continue;
+    }
+    absl::StatusOr<std::string> payload = FromChild(*r, "the measurement");
+    if (!payload.ok()) {
+      out.push_back(payload.status());
+    } else {
+      out.push_back(MeasurementFromJson(*payload));
+    }
+  }
+  return out;
 }
 
 // ---- compile cache --------------------------------------------------------------------------

@@ -456,23 +456,40 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       }
     }
   }
+  // One child measures the compiled candidates in that order (a fresh one after a fault),
+  // starting none after the budget.
+  std::vector<size_t> jobs_of;  // candidate index per job
+  std::vector<BlockProgram> programs;
   for (size_t i : measure_order) {
     Candidate& c = r.candidates[i];
-    if (options.measure_budget_s > 0 &&
-        absl::ToDoubleSeconds(absl::Now() - measure_start) > options.measure_budget_s) {
-      c.measure_error =
-          absl::StrCat("the measuring budget of ", options.measure_budget_s,
-                       " s was spent");
-      continue;
-    }
     if (!c.compiled) {
       failures.push_back(absl::StrCat("compile: ", c.compile_error));
       continue;
     }
     absl::StatusOr<BlockProgram> bp = Instantiate(*r.search.families[c.family].graph, c.assignment);
     if (!bp.ok()) return bp.status();
-    absl::StatusOr<runtime::Measurement> m = runtime::MeasureInChild(
-        r.device->ordinal, cubins[i], codes[i].launches, *bp, inputs, reference, mopt);
+    jobs_of.push_back(i);
+    programs.push_back(*std::move(bp));
+  }
+  std::vector<runtime::MeasureJob> jobs;
+  for (size_t k = 0; k < jobs_of.size(); ++k) {
+    jobs.push_back({&cubins[jobs_of[k]], &codes[jobs_of[k]].launches, &programs[k]});
+  }
+  const absl::Time deadline = options.measure_budget_s > 0
+                                  ? measure_start + absl::Seconds(options.measure_budget_s)
+                                  : absl::InfiniteFuture();
+  PRISM_ASSIGN_OR_RETURN(
+      std::vector<absl::StatusOr<runtime::Measurement>> measured,
+      runtime::MeasureAllInChild(r.device->ordinal, jobs, inputs, reference, mopt, deadline));
+  for (size_t k = 0; k < jobs_of.size(); ++k) {
+    const size_t i = jobs_of[k];
+    Candidate& c = r.candidates[i];
+    const absl::StatusOr<runtime::Measurement>& m = measured[k];
+    if (absl::IsDeadlineExceeded(m.status())) {
+      c.measure_error =
+          absl::StrCat("the measuring budget of ", options.measure_budget_s, " s was spent");
+      continue;
+    }
     if (!m.ok()) {
       c.measure_error = std::string(m.status().message());
       failures.push_back(c.measure_error);

@@ -1,5 +1,6 @@
 // runtime/ on a GPU (ctest label gpu; skips without a driver or device): the device query and
-// the measurement of a generated rmsnorm_linear instance against the emulator.
+// the measurement of a generated rmsnorm_linear instance against the emulator, alone and
+// batched with a trapping kernel.
 #include <string>
 #include <vector>
 
@@ -52,6 +53,33 @@ TEST(RuntimeGpuTest, QueriesAndMeasures) {
   for (double& v : wrong[0].data) v += 100;
   ASSERT_OK_AND_ASSIGN(Measurement w, MeasureInChild(0, r.cubin, code.launches, p, inputs, wrong));
   EXPECT_FALSE(w.matches);
+
+  // Batched (one child for several programs): a kernel that traps is recorded as failed and
+  // the jobs after it are measured in a fresh child.
+  std::string trapping = code.source;
+  const std::string body = "  using namespace prism_dev;\n";
+  const size_t at = trapping.find(body);
+  ASSERT_NE(at, std::string::npos);
+  trapping.insert(at + body.size(), "  asm volatile(\"trap;\");\n");
+  ASSERT_OK_AND_ASSIGN(auto both,
+                       CompileInChild(CompileCache(""), {trapping}, dev->sm()));
+  ASSERT_OK(both[0].status());
+  const std::string& bad = both[0]->cubin;
+  const std::vector<MeasureJob> jobs = {{&r.cubin, &code.launches, &p},
+                                        {&bad, &code.launches, &p},
+                                        {&r.cubin, &code.launches, &p},
+                                        {&r.cubin, &code.launches, &p}};
+  ASSERT_OK_AND_ASSIGN(auto all, MeasureAllInChild(0, jobs, inputs, ref));
+  ASSERT_EQ(all.size(), 4u);
+  for (int i : {0, 2, 3}) {
+    ASSERT_OK(all[i].status()) << i;
+    EXPECT_TRUE(all[i]->matches) << i;
+    EXPECT_GT(all[i]->median_us, 0);
+  }
+  EXPECT_FALSE(all[1].ok());
+  // Past the deadline nothing starts.
+  ASSERT_OK_AND_ASSIGN(auto late, MeasureAllInChild(0, jobs, inputs, ref, {}, absl::Now()));
+  for (const auto& m : late) EXPECT_THAT(m.status(), StatusIs(absl::StatusCode::kDeadlineExceeded, "not started: the deadline passed"));
 }
 
 }  // namespace

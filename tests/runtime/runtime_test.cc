@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/codegen/nvrtc.h"
@@ -61,6 +62,81 @@ TEST(RunInChildTest, RecordsEveryOutcomeWithoutFailingTheParent) {
       EXPECT_EQ(r.code, absl::StatusCode::kNotFound);
     }
   }
+}
+
+// RunSequenceInChild: items run in order in one child until one fails, crashes or hangs; that
+// item is recorded and a fresh child takes the next (item payloads carry the child's pid);
+// should_start = false ends the sequence.
+struct SequenceCase {
+  const char* name;
+  int bad;  // the item that misbehaves (-1: none)
+  std::function<absl::StatusOr<std::string>()> misbehave;
+  ChildResult::Kind kind;  // of item `bad`
+  std::string message;     // of item `bad`, a prefix
+  int stop_at = -1;        // should_start(i) is false from here
+};
+
+TEST(RunSequenceInChildTest, RecordsEachItemAndContinuesInAFreshChild) {
+  const SequenceCase cases[] = {
+      {"all ok", -1, nullptr, ChildResult::Kind::kOk, ""},
+      {"error", 2, [] { return absl::StatusOr<std::string>(absl::NotFoundError("no such thing")); },
+       ChildResult::Kind::kFailed, "no such thing"},
+      {"abort", 1, []() -> absl::StatusOr<std::string> { std::abort(); },
+       ChildResult::Kind::kCrashed, "killed by signal 6"},
+      {"exit without result", 0, []() -> absl::StatusOr<std::string> { _exit(7); },
+       ChildResult::Kind::kCrashed, "exited with status 7 without a result"},
+      {"hang", 3,
+       []() -> absl::StatusOr<std::string> {
+         std::this_thread::sleep_for(std::chrono::seconds(30));
+         return std::string("late");
+       },
+       ChildResult::Kind::kTimedOut, "timed out after 400ms"},
+      {"stopped", -1, nullptr, ChildResult::Kind::kOk, "", /*stop_at=*/3},
+      {"stopped at once", -1, nullptr, ChildResult::Kind::kOk, "", /*stop_at=*/0},
+  };
+  constexpr int kItems = 5;
+  for (const SequenceCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto fn = [&](int i) -> absl::StatusOr<std::string> {
+      if (i == c.bad) return c.misbehave();
+      return absl::StrCat("item ", i, " pid ", getpid());
+    };
+    auto start = [&](int i) { return c.stop_at < 0 || i < c.stop_at; };
+    ASSERT_OK_AND_ASSIGN(std::vector<std::optional<ChildResult>> r,
+                         RunSequenceInChild(kItems, fn, absl::Milliseconds(400), start));
+    ASSERT_EQ(r.size(), static_cast<size_t>(kItems));
+    std::string pid_before, pid_after;
+    for (int i = 0; i < kItems; ++i) {
+      SCOPED_TRACE(i);
+      if (c.stop_at >= 0 && i >= c.stop_at) {
+        EXPECT_FALSE(r[i].has_value());
+        continue;
+      }
+      ASSERT_TRUE(r[i].has_value());
+      if (i == c.bad) {
+        EXPECT_EQ(r[i]->kind, c.kind) << ChildResultKindName(r[i]->kind) << ": " << r[i]->message;
+        EXPECT_THAT(r[i]->message, StartsWith(c.message));
+        if (c.kind == ChildResult::Kind::kFailed) {
+          EXPECT_EQ(r[i]->code, absl::StatusCode::kNotFound);
+        }
+        continue;
+      }
+      EXPECT_EQ(r[i]->kind, ChildResult::Kind::kOk) << r[i]->message;
+      EXPECT_THAT(r[i]->payload, StartsWith(absl::StrCat("item ", i, " pid ")));
+      const std::string pid = r[i]->payload.substr(r[i]->payload.find("pid"));
+      EXPECT_NE(pid, absl::StrCat("pid ", getpid())) << "ran in the parent";
+      if (c.bad < 0 || i < c.bad) {
+        if (pid_before.empty()) pid_before = pid;
+        EXPECT_EQ(pid, pid_before) << "items before a fault share one child";
+      } else {
+        if (pid_after.empty()) pid_after = pid;
+        EXPECT_EQ(pid, pid_after);
+        EXPECT_NE(pid, pid_before) << "a fresh child after the fault";
+      }
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(auto none, RunSequenceInChild(0, nullptr, absl::Seconds(1)));
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(CompileCacheTest, KeyMissHitAndErrors) {
@@ -139,6 +215,23 @@ TEST(NoDriverTest, EveryGpuCallIsUnavailable) {
   EXPECT_THAT(MeasureInChild(0, "", {}, BlockProgram{}, {}, {}).status(),
               StatusIs(absl::StatusCode::kUnavailable,
                        StartsWith("no CUDA driver: dlopen(\"libcuda.so.1\") failed (")));
+  // Batched: every job fails the same way (each in a fresh child); past the deadline none runs.
+  const std::string cubin;
+  const std::vector<codegen::LaunchConfig> launches;
+  const BlockProgram program;
+  const std::vector<MeasureJob> jobs(2, MeasureJob{&cubin, &launches, &program});
+  ASSERT_OK_AND_ASSIGN(auto all, MeasureAllInChild(0, jobs, {}, {}));
+  ASSERT_EQ(all.size(), 2u);
+  for (const auto& m : all) {
+    EXPECT_THAT(m.status(), StatusIs(absl::StatusCode::kUnavailable,
+                                     StartsWith("no CUDA driver: dlopen(\"libcuda.so.1\") failed (")));
+  }
+  ASSERT_OK_AND_ASSIGN(auto late, MeasureAllInChild(0, jobs, {}, {}, {}, absl::Now()));
+  ASSERT_EQ(late.size(), 2u);
+  for (const auto& m : late) {
+    EXPECT_THAT(m.status(), StatusIs(absl::StatusCode::kDeadlineExceeded,
+                                     "not started: the deadline passed"));
+  }
 }
 
 }  // namespace

@@ -63,6 +63,17 @@ absl::StatusOr<ChildResult> RunInChild(const std::function<absl::StatusOr<std::s
 // "ok", "failed", "crashed", "timed out".
 const char* ChildResultKindName(ChildResult::Kind kind);
 
+// Runs fn(0), fn(1), ..., fn(n-1) in order in as few forked children as faults allow, and
+// returns one result per item (nullopt: not run). One child runs items until one returns an
+// error status (its result is kFailed; the child then exits, since an error may leave a device
+// context unusable), crashes or runs past `per_item_timeout` (measured from the previous item's
+// end; the child is killed): that item gets kFailed / kCrashed / kTimedOut and a fresh child
+// continues with the next item. `should_start(i)` is called in the child before item i; false
+// ends the sequence (items i.. are not run). Internal only when fork or pipe fails.
+absl::StatusOr<std::vector<std::optional<ChildResult>>> RunSequenceInChild(
+    int n, const std::function<absl::StatusOr<std::string>(int)>& fn,
+    absl::Duration per_item_timeout, const std::function<bool(int)>& should_start = nullptr);
+
 // ---------------------------------------------------------------------------------------------
 // Devices (each call runs in its own child process; see above).
 
@@ -119,6 +130,24 @@ absl::StatusOr<Measurement> MeasureInChild(int ordinal, const std::string& cubin
                                            const std::vector<Tensor>& inputs,
                                            const std::vector<Tensor>& reference,
                                            const MeasureOptions& options = {});
+
+// One program of MeasureAllInChild (the pointers must outlive the call).
+struct MeasureJob {
+  const std::string* cubin = nullptr;
+  const std::vector<codegen::LaunchConfig>* launches = nullptr;
+  const BlockProgram* program = nullptr;
+};
+
+// MeasureInChild for many programs with the same inputs and reference, through
+// RunSequenceInChild: one child (one CUDA context) measures the jobs in order, each job's device
+// memory, module, graph, stream and events freed after it; a job that fails, crashes or times
+// out (options.timeout per job) is reported like MeasureInChild's and the next job gets a fresh
+// child. Jobs not started by `deadline` (checked before each) get DeadlineExceeded "not
+// started: the deadline passed". One result per job, in order.
+absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
+    int ordinal, const std::vector<MeasureJob>& jobs, const std::vector<Tensor>& inputs,
+    const std::vector<Tensor>& reference, const MeasureOptions& options = {},
+    absl::Time deadline = absl::InfiniteFuture());
 
 // ---------------------------------------------------------------------------------------------
 // Compile cache: a directory of cubins named by a key of (source hash, sm, NVRTC version).
