@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -511,14 +512,23 @@ absl::StatusOr<Driver> OpenDevice(int ordinal) {
   return d;
 }
 
+// The program inputs of a sequence of measurements: their bytes (converted once) and, per
+// (input, input set), a device buffer uploaded once and kept for every later program (kernels
+// never write their inputs).
+struct InputCache {
+  std::vector<std::string> host;  // ToBytes of each input
+  std::map<std::pair<size_t, int64_t>, CUdeviceptr> device;
+};
+
 // Measures one program in the current context; with `release`, frees everything it created
-// (on success; after an error the caller's process exits).
+// except the cached inputs (on success; after an error the caller's process exits).
 absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
                                         const std::vector<codegen::LaunchConfig>& launches,
                                         const BlockProgram& program,
                                         const std::vector<Tensor>& inputs,
                                         const std::vector<Tensor>& reference,
-                                        const MeasureOptions& options, bool release) {
+                                        const MeasureOptions& options, bool release,
+                                        InputCache& cache) {
   void* module = nullptr;
   PRISM_CU(d.cuModuleLoadData(&module, cubin.data()));
   std::vector<void*> fns;
@@ -537,17 +547,29 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
   const int64_t sets = std::max<int64_t>(
       2, std::min<int64_t>(64, (2 * options.l2_bytes) / std::max<int64_t>(1, set_bytes) + 1));
   std::vector<std::vector<CUdeviceptr>> buf(sets, std::vector<CUdeviceptr>(program.tensors.size()));
-  std::vector<std::string> host_inputs;
-  for (const Tensor& t : inputs) host_inputs.push_back(ToBytes(t));
+  if (cache.host.empty()) {
+    for (const Tensor& t : inputs) cache.host.push_back(ToBytes(t));
+  }
+  std::vector<bool> is_input(program.tensors.size(), false);
+  for (int t : program.inputs) is_input[t] = true;
   for (int64_t s = 0; s < sets; ++s) {
     for (size_t t = 0; t < program.tensors.size(); ++t) {
+      if (is_input[t]) continue;
       const int64_t n = TensorBytes(program.tensors[t]);
       PRISM_CU(d.cuMemAlloc(&buf[s][t], static_cast<size_t>(std::max<int64_t>(n, 16))));
       PRISM_CU(d.cuMemsetD8(buf[s][t], 0xFF, static_cast<size_t>(n)));  // NaN
     }
     for (size_t i = 0; i < program.inputs.size(); ++i) {
-      PRISM_CU(
-          d.cuMemcpyHtoD(buf[s][program.inputs[i]], host_inputs[i].data(), host_inputs[i].size()));
+      const std::string& bytes = cache.host[i];
+      if (static_cast<int64_t>(bytes.size()) != TensorBytes(program.tensors[program.inputs[i]])) {
+        return absl::InvalidArgumentError("measure: an input's size differs from the program's");
+      }
+      auto [it, added] = cache.device.emplace(std::make_pair(i, s), CUdeviceptr{0});
+      if (added) {
+        PRISM_CU(d.cuMemAlloc(&it->second, std::max<size_t>(bytes.size(), 16)));
+        PRISM_CU(d.cuMemcpyHtoD(it->second, bytes.data(), bytes.size()));
+      }
+      buf[s][program.inputs[i]] = it->second;
     }
   }
   void* stream = nullptr;
@@ -616,7 +638,9 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
     PRISM_CU(d.cuGraphDestroy(graph));
     PRISM_CU(d.cuStreamDestroy(stream));
     for (const std::vector<CUdeviceptr>& set : buf) {
-      for (CUdeviceptr p : set) PRISM_CU(d.cuMemFree(p));
+      for (size_t t = 0; t < set.size(); ++t) {
+        if (!is_input[t]) PRISM_CU(d.cuMemFree(set[t]));
+      }
     }
     PRISM_CU(d.cuModuleUnload(module));
   }
@@ -631,7 +655,9 @@ absl::StatusOr<Measurement> MeasureInProcess(int ordinal, const std::string& cub
                                              const MeasureOptions& options) {
   PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
   // The process exits after this: nothing needs releasing.
-  return MeasureWith(d, cubin, launches, program, inputs, reference, options, /*release=*/false);
+  InputCache cache;
+  return MeasureWith(d, cubin, launches, program, inputs, reference, options, /*release=*/false,
+                     cache);
 }
 
 std::string MeasurementJson(const Measurement& m) {
@@ -717,8 +743,11 @@ absl::StatusOr<Measurement> MeasureInChild(int ordinal, const std::string& cubin
 absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
     int ordinal, const std::vector<MeasureJob>& jobs, const std::vector<Tensor>& inputs,
     const std::vector<Tensor>& reference, const MeasureOptions& options, absl::Time deadline) {
-  // Per child (fork copies it empty): the driver, opened by the child's first job.
+  // Per child (fork copies it empty): the driver, opened by the child's first job, and the
+  // inputs' device buffers. Their bytes are converted once, here, before any fork.
   std::optional<Driver> driver;
+  InputCache cache;
+  for (const Tensor& t : inputs) cache.host.push_back(ToBytes(t));
   auto measure = [&](int i) -> absl::StatusOr<std::string> {
     if (!driver) {
       PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
@@ -727,7 +756,7 @@ absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
     const MeasureJob& job = jobs[static_cast<size_t>(i)];
     PRISM_ASSIGN_OR_RETURN(Measurement m,
                            MeasureWith(*driver, *job.cubin, *job.launches, *job.program, inputs,
-                                       reference, options, /*release=*/true));
+                                       reference, options, /*release=*/true, cache));
     return MeasurementJson(m);
   };
   PRISM_ASSIGN_OR_RETURN(
