@@ -77,7 +77,7 @@ const CommandSpec& OptimizeSpec() {
                                       "reuse the selection measured before (keyed by program, "
                                       "GPU, driver, NVRTC)"));
     s->options.push_back(IntOption("--instances", "N", "candidates per family to measure", 1,
-                                   1000, "48"));
+                                   1000, "96"));
     s->options.push_back(IntOption("--measure-budget-s", "S",
                                    "wall-clock budget for measuring candidates in seconds", 1,
                                    3600, "45"));
@@ -108,7 +108,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   options.gpu = static_cast<int>(args.Int("--gpu").value_or(0));
   options.compile_cache_dir = args.String("--compile-cache").value_or("");
   options.tune_cache_dir = args.String("--tune-cache").value_or("");
-  options.instances_per_family = static_cast<int>(args.Int("--instances").value_or(48));
+  options.instances_per_family = static_cast<int>(args.Int("--instances").value_or(96));
   options.measure_budget_s = static_cast<double>(args.Int("--measure-budget-s").value_or(45));
   if (io.err_is_terminal) {
     options.search.progress = [&io](const search::SearchProgress& p) {

@@ -63,7 +63,7 @@ namespace prism::tune {
 struct TuneOptions {
   search::SearchConfig search;   // the default SearchConfig unless set
   int top_families = 3;          // families with generated candidates that are tried
-  int instances_per_family = 48;  // generated candidates per family (the preferred one first)
+  int instances_per_family = 96;  // generated candidates per family (the preferred one first)
   bool use_gpu = true;           // false: select by the cost model (no device query)
   int gpu = 0;                   // device ordinal
   // true: a GPU that cannot be used is an error (Unavailable "--gpu <n>: <why>"), not a
