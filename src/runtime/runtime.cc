@@ -46,23 +46,6 @@ bool WriteAll(int fd, const char* p, size_t n) {
   return true;
 }
 
-// Result framing: one byte 'O' (ok) or 'E' (error) + for 'E' one byte status code, then the
-// payload / message.
-[[noreturn]] void ChildMain(int fd, const std::function<absl::StatusOr<std::string>()>& fn) {
-  absl::StatusOr<std::string> r = fn();
-  std::string msg;
-  if (r.ok()) {
-    msg = "O" + *r;
-  } else {
-    msg = "E";
-    msg.push_back(static_cast<char>(static_cast<int>(r.status().code())));
-    msg += std::string(r.status().message());
-  }
-  const bool ok = WriteAll(fd, msg.data(), msg.size());
-  close(fd);
-  _exit(ok ? 0 : 3);
-}
-
 }  // namespace
 
 const char* ChildResultKindName(ChildResult::Kind kind) {
@@ -77,82 +60,6 @@ const char* ChildResultKindName(ChildResult::Kind kind) {
       return "timed out";
   }
   return "?";
-}
-
-absl::StatusOr<ChildResult> RunInChild(const std::function<absl::StatusOr<std::string>()>& fn,
-                                       absl::Duration timeout) {
-  int fds[2];
-  if (pipe(fds) != 0) return absl::InternalError(absl::StrCat("pipe failed: ", strerror(errno)));
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return absl::InternalError(absl::StrCat("fork failed: ", strerror(errno)));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    ChildMain(fds[1], fn);
-  }
-  close(fds[1]);
-  std::string data;
-  bool timed_out = false;
-  // Clamped to a day (absl::InfiniteDuration() would overflow the deadline).
-  const int64_t timeout_ms =
-      std::clamp<int64_t>(absl::ToInt64Milliseconds(timeout), 0, int64_t{24} * 3600 * 1000);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  char buf[1 << 16];
-  while (true) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) {
-      timed_out = true;
-      break;
-    }
-    const int ms =
-        static_cast<int>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) +
-        1;
-    pollfd p{fds[0], POLLIN, 0};
-    const int pr = poll(&p, 1, ms);
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr == 0) continue;  // re-check the deadline
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the child closed the pipe (exited)
-    data.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  if (timed_out) kill(pid, SIGKILL);
-  int wstatus = 0;
-  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  ChildResult r;
-  if (timed_out) {
-    r.kind = ChildResult::Kind::kTimedOut;
-    r.message = absl::StrCat("timed out after ", absl::FormatDuration(timeout));
-    return r;
-  }
-  if (WIFSIGNALED(wstatus)) {
-    r.kind = ChildResult::Kind::kCrashed;
-    const int sig = WTERMSIG(wstatus);
-    r.message = absl::StrCat("killed by signal ", sig, " (", strsignal(sig), ")");
-    return r;
-  }
-  const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-  if (code != 0 || data.empty() || (data[0] == 'E' && data.size() < 2) ||
-      (data[0] != 'O' && data[0] != 'E')) {
-    r.kind = ChildResult::Kind::kCrashed;
-    r.message = absl::StrCat("exited with status ", code, " without a result");
-    return r;
-  }
-  if (data[0] == 'O') {
-    r.kind = ChildResult::Kind::kOk;
-    r.payload = data.substr(1);
-  } else {
-    r.kind = ChildResult::Kind::kFailed;
-    r.code = static_cast<absl::StatusCode>(static_cast<unsigned char>(data[1]));
-    r.message = data.substr(2);
-  }
-  return r;
 }
 
 namespace {
@@ -299,6 +206,13 @@ absl::StatusOr<std::vector<std::optional<ChildResult>>> RunSequenceInChild(
     }
   }
   return out;
+}
+
+absl::StatusOr<ChildResult> RunInChild(const std::function<absl::StatusOr<std::string>()>& fn,
+                                       absl::Duration timeout) {
+  PRISM_ASSIGN_OR_RETURN(std::vector<std::optional<ChildResult>> r,
+                         RunSequenceInChild(1, [&](int) { return fn(); }, timeout));
+  return *std::move(r[0]);  // no should_start: the one item always has a result
 }
 
 namespace {
@@ -647,19 +561,6 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
   return m;
 }
 
-absl::StatusOr<Measurement> MeasureInProcess(int ordinal, const std::string& cubin,
-                                             const std::vector<codegen::LaunchConfig>& launches,
-                                             const BlockProgram& program,
-                                             const std::vector<Tensor>& inputs,
-                                             const std::vector<Tensor>& reference,
-                                             const MeasureOptions& options) {
-  PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
-  // The process exits after this: nothing needs releasing.
-  InputCache cache;
-  return MeasureWith(d, cubin, launches, program, inputs, reference, options, /*release=*/false,
-                     cache);
-}
-
 std::string MeasurementJson(const Measurement& m) {
   nlohmann::json j = {{"us", m.median_us},
                       {"sets", m.input_sets},
@@ -720,26 +621,6 @@ absl::StatusOr<DeviceInfo> QueryDevice(int ordinal, absl::Duration timeout) {
   return i;
 }
 
-absl::StatusOr<Measurement> MeasureInChild(int ordinal, const std::string& cubin,
-                                           const std::vector<codegen::LaunchConfig>& launches,
-                                           const BlockProgram& program,
-                                           const std::vector<Tensor>& inputs,
-                                           const std::vector<Tensor>& reference,
-                                           const MeasureOptions& options) {
-  PRISM_ASSIGN_OR_RETURN(
-      ChildResult r,
-      RunInChild(
-          [&]() -> absl::StatusOr<std::string> {
-            PRISM_ASSIGN_OR_RETURN(
-                Measurement m,
-                MeasureInProcess(ordinal, cubin, launches, program, inputs, reference, options));
-            return MeasurementJson(m);
-          },
-          options.timeout));
-  PRISM_ASSIGN_OR_RETURN(std::string payload, FromChild(r, "the measurement"));
-  return MeasurementFromJson(payload);
-}
-
 absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
     int ordinal, const std::vector<MeasureJob>& jobs, const std::vector<Tensor>& inputs,
     const std::vector<Tensor>& reference, const MeasureOptions& options, absl::Time deadline) {
@@ -777,6 +658,18 @@ absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
     }
   }
   return out;
+}
+
+absl::StatusOr<Measurement> MeasureInChild(int ordinal, const std::string& cubin,
+                                           const std::vector<codegen::LaunchConfig>& launches,
+                                           const BlockProgram& program,
+                                           const std::vector<Tensor>& inputs,
+                                           const std::vector<Tensor>& reference,
+                                           const MeasureOptions& options) {
+  PRISM_ASSIGN_OR_RETURN(std::vector<absl::StatusOr<Measurement>> all,
+                         MeasureAllInChild(ordinal, {MeasureJob{&cubin, &launches, &program}},
+                                           inputs, reference, options));
+  return std::move(all[0]);
 }
 
 // ---- compile cache --------------------------------------------------------------------------

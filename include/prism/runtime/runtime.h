@@ -53,8 +53,8 @@ struct ChildResult {
                         // after 2 s"
 };
 
-// Runs `fn` in a forked child process and returns what happened; the parent never fails
-// because of the child. The child sends the function's result through a pipe and _exits (no
+// Runs `fn` in a forked child process and returns what happened (RunSequenceInChild with one
+// item); the parent never fails because of the child. The child sends the function's result through a pipe and _exits (no
 // destructors or atexit handlers run in it; its stdio buffers are not flushed). `timeout` is
 // clamped to [0, 24 h]. Internal only when fork or pipe fails.
 absl::StatusOr<ChildResult> RunInChild(const std::function<absl::StatusOr<std::string>()>& fn,
@@ -117,7 +117,7 @@ struct Measurement {
   bool matches = false;
 };
 
-// In a child process: loads `cubin` on device `ordinal`, allocates every tensor of `program`
+// In a child process (MeasureAllInChild with one job): loads `cubin` on device `ordinal`, allocates every tensor of `program`
 // (per input set), copies `inputs` (one per program input), poisons outputs and intermediates
 // with NaN, launches `launches` once and compares output 0 with `reference[0]`, then times a
 // CUDA graph of one call per input set (replayed options.replays times, median per call).
