@@ -506,19 +506,28 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
   PRISM_RETURN_IF_ERROR(launch_all(0));
   PRISM_CU(d.cuStreamSynchronize(stream));
   Measurement m;
-  {
-    const int out = program.outputs[0];
-    Tensor got = reference[0];
+  if (reference.size() < program.outputs.size()) {
+    return absl::InvalidArgumentError("measure: fewer reference tensors than program outputs");
+  }
+  for (size_t o = 0; o < program.outputs.size(); ++o) {  // the worst output counts
+    const int out = program.outputs[o];
+    Tensor got = reference[o];
     std::string bytes(static_cast<size_t>(TensorBytes(program.tensors[out])), '\0');
     PRISM_CU(d.cuMemcpyDtoH(bytes.data(), buf[0][out], bytes.size()));
     if (got.data.size() * static_cast<size_t>(ElementBytes(got.dtype)) != bytes.size()) {
-      return absl::InvalidArgumentError("measure: the reference's shape differs from output 0");
+      return absl::InvalidArgumentError(
+          absl::StrCat("measure: the reference's shape differs from output ", o));
     }
     FromBytes(bytes, got);
-    m.relative_error = RelativeError(got, reference[0]);
-    m.tolerance_ratio = ReferenceToleranceRatio(got, reference[0], DefaultTolerance(got.dtype));
-    m.matches = m.tolerance_ratio <= 1;
+    const double rel = RelativeError(got, reference[o]);
+    const double ratio = ReferenceToleranceRatio(got, reference[o], DefaultTolerance(got.dtype));
+    // NaN (an unwritten element) must not compare as small.
+    m.relative_error = std::isnan(rel) ? std::numeric_limits<double>::infinity()
+                                       : std::max(m.relative_error, rel);
+    m.tolerance_ratio = std::isnan(ratio) ? std::numeric_limits<double>::infinity()
+                                          : std::max(m.tolerance_ratio, ratio);
   }
+  m.matches = m.tolerance_ratio <= 1;
   // Timing: one graph with one call per input set.
   PRISM_CU(d.cuStreamBeginCapture(stream, kCaptureModeRelaxed));
   for (int64_t s = 0; s < sets; ++s) PRISM_RETURN_IF_ERROR(launch_all(s));
@@ -624,20 +633,28 @@ absl::StatusOr<DeviceInfo> QueryDevice(int ordinal, absl::Duration timeout) {
 absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
     int ordinal, const std::vector<MeasureJob>& jobs, const std::vector<Tensor>& inputs,
     const std::vector<Tensor>& reference, const MeasureOptions& options, absl::Time deadline) {
-  // Per child (fork copies it empty): the driver, opened by the child's first job, and the
-  // inputs' device buffers. Their bytes are converted once, here, before any fork.
+  // Per child (fork copies it empty): the driver, opened by the child's first job, and per
+  // input list the inputs' device buffers. Their bytes are converted once, here, before any fork.
   std::optional<Driver> driver;
-  InputCache cache;
-  for (const Tensor& t : inputs) cache.host.push_back(ToBytes(t));
+  std::map<const std::vector<Tensor>*, InputCache> caches;
+  for (const MeasureJob& job : jobs) {
+    const std::vector<Tensor>* in = job.inputs ? job.inputs : &inputs;
+    auto [it, added] = caches.try_emplace(in);
+    if (added) {
+      for (const Tensor& t : *in) it->second.host.push_back(ToBytes(t));
+    }
+  }
   auto measure = [&](int i) -> absl::StatusOr<std::string> {
     if (!driver) {
       PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
       driver = d;
     }
     const MeasureJob& job = jobs[static_cast<size_t>(i)];
+    const std::vector<Tensor>& in = job.inputs ? *job.inputs : inputs;
+    const std::vector<Tensor>& ref = job.reference ? *job.reference : reference;
     PRISM_ASSIGN_OR_RETURN(Measurement m,
-                           MeasureWith(*driver, *job.cubin, *job.launches, *job.program, inputs,
-                                       reference, options, /*release=*/true, cache));
+                           MeasureWith(*driver, *job.cubin, *job.launches, *job.program, in, ref,
+                                       options, /*release=*/true, caches[&in]));
     return MeasurementJson(m);
   };
   PRISM_ASSIGN_OR_RETURN(

@@ -1,10 +1,9 @@
 // Runs generated kernels on a GPU and compares them with the CPU block emulator
-// (ctest label `gpu`). The driver is loaded with dlopen("libcuda.so.1") (never
-// linked); without it, or without a device, or without NVRTC, the test skips.
-#include <dlfcn.h>
-
-#include <cstdint>
-#include <cstring>
+// (ctest label `gpu`), through runtime/: the sources compiled in one child
+// (runtime::CompileInChild), all cases run in one measuring child
+// (runtime::MeasureAllInChild, a fresh one after a fault), every output of every
+// case compared with the emulator's. Without a driver, a device or NVRTC, the
+// test skips.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -20,71 +19,11 @@
 #include "prism/codegen/nvrtc.h"
 #include "prism/ir/interpreter.h"
 #include "prism/ir/tensor.h"
+#include "prism/runtime/runtime.h"
 #include "testing/status_matchers.h"
 
 namespace prism::codegen {
 namespace {
-
-// The few driver-API entry points used, resolved at run time.
-struct Driver {
-  void* lib = nullptr;
-  int (*cuInit)(unsigned) = nullptr;
-  int (*cuDeviceGet)(int*, int) = nullptr;
-  int (*cuDeviceGetAttribute)(int*, int, int) = nullptr;
-  int (*cuDevicePrimaryCtxRetain)(void**, int) = nullptr;
-  int (*cuCtxSetCurrent)(void*) = nullptr;
-  int (*cuModuleLoadData)(void**, const void*) = nullptr;
-  int (*cuModuleGetFunction)(void**, void*, const char*) = nullptr;
-  int (*cuFuncSetAttribute)(void*, int, int) = nullptr;
-  int (*cuMemAlloc)(uint64_t*, size_t) = nullptr;
-  int (*cuMemFree)(uint64_t) = nullptr;
-  int (*cuMemcpyHtoD)(uint64_t, const void*, size_t) = nullptr;
-  int (*cuMemcpyDtoH)(void*, uint64_t, size_t) = nullptr;
-  int (*cuMemsetD8)(uint64_t, unsigned char, size_t) = nullptr;
-  int (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                        void*, void**, void**) = nullptr;
-  int (*cuCtxSynchronize)() = nullptr;
-
-  template <typename T>
-  bool Get(T& f, const char* name, const char* v2 = nullptr) {
-    void* p = v2 ? dlsym(lib, v2) : nullptr;
-    if (p == nullptr) p = dlsym(lib, name);
-    f = reinterpret_cast<T>(p);
-    return p != nullptr;
-  }
-  bool Load() {
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) return false;
-    return Get(cuInit, "cuInit") && Get(cuDeviceGet, "cuDeviceGet") &&
-           Get(cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
-           Get(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
-           Get(cuCtxSetCurrent, "cuCtxSetCurrent") && Get(cuModuleLoadData, "cuModuleLoadData") &&
-           Get(cuModuleGetFunction, "cuModuleGetFunction") &&
-           Get(cuFuncSetAttribute, "cuFuncSetAttribute") &&
-           Get(cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2") &&
-           Get(cuMemFree, "cuMemFree", "cuMemFree_v2") &&
-           Get(cuMemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2") &&
-           Get(cuMemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2") &&
-           Get(cuMemsetD8, "cuMemsetD8", "cuMemsetD8_v2") &&
-           Get(cuLaunchKernel, "cuLaunchKernel") && Get(cuCtxSynchronize, "cuCtxSynchronize");
-  }
-};
-
-constexpr int kAttrCcMajor = 75,
-              kAttrCcMinor = 76;            // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
-constexpr int kFuncAttrMaxDynamicSmem = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-
-uint16_t ToF16Bits(double x) {
-  const _Float16 h = static_cast<_Float16>(x);
-  uint16_t b;
-  std::memcpy(&b, &h, 2);
-  return b;
-}
-double FromF16Bits(uint16_t b) {
-  _Float16 h;
-  std::memcpy(&h, &b, 2);
-  return static_cast<double>(h);
-}
 
 struct GpuCase {
   const char* fixture;
@@ -95,19 +34,10 @@ struct GpuCase {
 };
 
 TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
-  static Driver drv;
-  static const bool loaded = drv.Load();
-  if (!loaded) GTEST_SKIP() << "no libcuda.so.1";
+  absl::StatusOr<runtime::DeviceInfo> dev = runtime::QueryDevice(0);
+  if (!dev.ok()) GTEST_SKIP() << dev.status().message();
   if (!NvrtcAvailable()) GTEST_SKIP() << "built without NVRTC";
-  if (drv.cuInit(0) != 0) GTEST_SKIP() << "cuInit failed: no usable GPU";
-  int dev = 0, major = 0, minor = 0;
-  ASSERT_EQ(drv.cuDeviceGet(&dev, 0), 0);
-  ASSERT_EQ(drv.cuDeviceGetAttribute(&major, kAttrCcMajor, dev), 0);
-  ASSERT_EQ(drv.cuDeviceGetAttribute(&minor, kAttrCcMinor, dev), 0);
-  if (major < 8) GTEST_SKIP() << "needs sm_80+";
-  void* ctx = nullptr;
-  ASSERT_EQ(drv.cuDevicePrimaryCtxRetain(&ctx, dev), 0);
-  ASSERT_EQ(drv.cuCtxSetCurrent(ctx), 0);
+  if (dev->cc_major < 8) GTEST_SKIP() << "needs sm_80+";
 
   const GpuCase cases[] = {GpuCase{"rmsnorm_linear",
                                    {{"M", 2}, {"K", 1024}, {"N", 512}},
@@ -208,65 +138,60 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"lora_splitk",
                                    {{"B", 2}, {"K", 2048}, {"N", 256}, {"R", 16}},
                                    {{"g", 2}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}}};
+  // Per case: the instance, its code, inputs and the emulator's outputs.
+  struct Run {
+    std::string name;
+    BlockProgram program;
+    GeneratedCode code;
+    std::vector<Tensor> inputs, expected;
+  };
+  std::vector<Run> runs;
+  std::vector<std::string> sources;
   for (const GpuCase& c : cases) {
     SCOPED_TRACE(c.fixture);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                          absl::EndsWith(c.fixture, "_splitk")
                              ? codegen_test::MakeSplitFixture(c.fixture, c.sizes)
                              : fixtures::MakeFixture(c.fixture, c.sizes));
-    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    Run r;
+    r.name = c.fixture;
+    ASSERT_OK_AND_ASSIGN(r.program, Instantiate(f.graph, c.assignment));
     CodegenOptions options;
     options.attention_tiles_per_warp = c.tiles_per_warp;
     options.attention_pipeline = c.pipeline;
-    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-    ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, major * 10 + minor));
-    void* module = nullptr;
-    ASSERT_EQ(drv.cuModuleLoadData(&module, r.cubin.data()), 0);
-
-    const std::vector<Tensor> inputs = RandomInputs(f.program, /*seed=*/7);
-    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> expected, Emulate(p, inputs));
-    // Device buffers for every kernel tensor (f16 or f32 intermediates); outputs and
-    // intermediates poisoned (0xFF bytes = NaN in f16 and f32).
-    std::vector<uint64_t> buf(p.tensors.size(), 0);
-    for (size_t t = 0; t < p.tensors.size(); ++t) {
-      int64_t n = p.tensors[t].dtype == DType::kF32 ? 4 : 2;
-      for (int64_t d : p.tensors[t].shape) n *= d;
-      ASSERT_EQ(drv.cuMemAlloc(&buf[t], n), 0);
-      ASSERT_EQ(drv.cuMemsetD8(buf[t], 0xFF, n), 0);
-    }
-    for (size_t i = 0; i < p.inputs.size(); ++i) {
-      std::vector<uint16_t> h;
-      for (double v : inputs[i].data) h.push_back(ToF16Bits(v));
-      ASSERT_EQ(drv.cuMemcpyHtoD(buf[p.inputs[i]], h.data(), h.size() * 2), 0);
-    }
-    for (const LaunchConfig& l : code.launches) {
-      void* fn = nullptr;
-      ASSERT_EQ(drv.cuModuleGetFunction(&fn, module, l.function.c_str()), 0);
-      ASSERT_EQ(drv.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSmem,
-                                       static_cast<int>(l.dynamic_smem_bytes)),
-                0);
-      std::vector<uint64_t> args;
-      for (int t : l.args) args.push_back(buf[t]);
-      std::vector<void*> argp;
-      for (uint64_t& a : args) argp.push_back(&a);
-      ASSERT_EQ(drv.cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.threads, 1, 1,
-                                   l.dynamic_smem_bytes, nullptr, argp.data(), nullptr),
-                0);
-    }
-    ASSERT_EQ(drv.cuCtxSynchronize(), 0);
-    for (size_t o = 0; o < p.outputs.size(); ++o) {
-      Tensor got = expected[o];
-      std::vector<uint16_t> h(got.data.size());
-      ASSERT_EQ(drv.cuMemcpyDtoH(h.data(), buf[p.outputs[o]], h.size() * 2), 0);
-      for (size_t i = 0; i < h.size(); ++i) got.data[i] = FromF16Bits(h[i]);
-      // Same f32 arithmetic in another summation order, then one f16 rounding:
-      // within a few f16 ulps of the emulator; NaN (an unwritten element)
-      // fails.
-      const double err = RelativeError(got, expected[o]);
-      EXPECT_LT(err, 2e-3) << c.fixture << " output " << o;
-      std::cout << c.fixture << ": relative error vs emulator " << err << "\n";
-    }
-    for (uint64_t b : buf) drv.cuMemFree(b);
+    ASSERT_OK_AND_ASSIGN(r.code, GenerateCuda(r.program, options));
+    r.inputs = RandomInputs(f.program, /*seed=*/7);
+    ASSERT_OK_AND_ASSIGN(r.expected, Emulate(r.program, r.inputs));
+    sources.push_back(r.code.source);
+    runs.push_back(std::move(r));
+  }
+  // NVRTC in a child: in this process it would break cuInit in the measuring child.
+  ASSERT_OK_AND_ASSIGN(auto compiled,
+                       runtime::CompileInChild(runtime::CompileCache(""), sources, dev->sm()));
+  std::vector<std::string> cubins;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_OK(compiled[i].status()) << runs[i].name;
+    cubins.push_back(compiled[i]->cubin);
+  }
+  std::vector<runtime::MeasureJob> jobs;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    jobs.push_back({&cubins[i], &runs[i].code.launches, &runs[i].program, &runs[i].inputs,
+                    &runs[i].expected});
+  }
+  runtime::MeasureOptions mo;
+  mo.replays = 3;  // correctness is the point here; the timing is incidental
+  mo.warmup = 1;
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::StatusOr<runtime::Measurement>> measured,
+                       runtime::MeasureAllInChild(dev->ordinal, jobs, {}, {}, mo));
+  ASSERT_EQ(measured.size(), runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    SCOPED_TRACE(runs[i].name);
+    ASSERT_OK(measured[i].status());
+    // Same f32 arithmetic in another summation order, then one f16 rounding: within a few f16
+    // ulps of the emulator, on every output; NaN (an unwritten element) is infinite here.
+    EXPECT_LT(measured[i]->relative_error, 2e-3) << runs[i].name << " (case " << i << ")";
+    std::cout << runs[i].name << ": relative error vs emulator " << measured[i]->relative_error
+              << "\n";
   }
 }
 

@@ -110,8 +110,8 @@ struct MeasureOptions {
 struct Measurement {
   double median_us = 0;  // per call (one call = every kernel of the program, in order)
   int input_sets = 0;
-  // Output 0 against `reference`: RelativeError and ReferenceToleranceRatio with
-  // DefaultTolerance(reference dtype) (≤ 1: within tolerance).
+  // Every output against its reference (the worst output's values): RelativeError and
+  // ReferenceToleranceRatio with DefaultTolerance(reference dtype) (≤ 1: within tolerance).
   double relative_error = 0;
   double tolerance_ratio = 0;
   bool matches = false;
@@ -119,7 +119,8 @@ struct Measurement {
 
 // In a child process (MeasureAllInChild with one job): loads `cubin` on device `ordinal`, allocates every tensor of `program`
 // (per input set), copies `inputs` (one per program input), poisons outputs and intermediates
-// with NaN, launches `launches` once and compares output 0 with `reference[0]`, then times a
+// with NaN, launches `launches` once and compares every output o with `reference[o]`
+// (relative_error and tolerance_ratio: the worst output's; infinite for NaN), then times a
 // CUDA graph of one call per input set (replayed options.replays times, median per call).
 // Unavailable without a driver/GPU (messages above); Internal "the measurement crashed:
 // <why>" or "the measurement timed out after <t>" for a faulting or hanging kernel (the
@@ -131,11 +132,14 @@ absl::StatusOr<Measurement> MeasureInChild(int ordinal, const std::string& cubin
                                            const std::vector<Tensor>& reference,
                                            const MeasureOptions& options = {});
 
-// One program of MeasureAllInChild (the pointers must outlive the call).
+// One program of MeasureAllInChild (the pointers must outlive the call). `inputs` and
+// `reference`, when set, replace the call's for this job.
 struct MeasureJob {
   const std::string* cubin = nullptr;
   const std::vector<codegen::LaunchConfig>* launches = nullptr;
   const BlockProgram* program = nullptr;
+  const std::vector<Tensor>* inputs = nullptr;
+  const std::vector<Tensor>* reference = nullptr;
 };
 
 // MeasureInChild for many programs with the same inputs and reference, through
