@@ -13,7 +13,7 @@ rm -rf .carry/gen .carry/bin .carry/lib && mkdir -p .carry/gen .carry/bin .carry
 cp ../shared/baselines/harness.py ../shared/baselines/workloads.py .carry/
 if [ -x "$BUILD"/tests/codegen/codegen_gpu_test ]; then
   cp "$BUILD"/tests/codegen/codegen_gpu_test .carry/bin/
-  ldd "$BUILD"/tests/codegen/codegen_gpu_test | awk '/libabsl/ {print $3}' | xargs -r cp -t .carry/lib/
+  ldd "$BUILD"/tests/codegen/codegen_gpu_test | awk '/libabsl|libz3|libgtest|libgmock/ {print $3}' | xargs -r cp -t .carry/lib/
 fi
 emit() {  # fixture batch assignment name
   mkdir -p .carry/gen/$4
