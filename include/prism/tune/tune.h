@@ -21,12 +21,15 @@
 //      instances_per_family are taken round-robin over the ⌈instances_per_family/12⌉ (≥ 2)
 //      cheapest strata, each turn from the stratum's next sub-stratum (diagonals of the
 //      threads × stages table first), cycling over its three smallest feasible forloop
-//      counts. A family none of whose candidates generates is a codegen skip (the first
-//      message is recorded) and does not count towards top_families. The walk stops after
+//      counts; each taken instance is followed by its distinct codegen variants
+//      (CodegenVariants()), counted too. A family none of whose candidates generates is a
+//      codegen skip (the first message is recorded) and does not count towards
+//      top_families. The walk stops after
 //      top_families families with candidates.
 //   3. With a GPU (use_gpu and the query succeeded): every candidate is compiled with NVRTC
 //      for the device's sm in one child process (runtime::CompileInChild, through the
-//      compile cache) and measured in its own child (runtime::MeasureInChild) against the
+//      compile cache) and measured, all in one child (runtime::MeasureAllInChild: a fresh
+//      one after a fault; none started after measure_budget_s), against the
 //      reference interpreter (f64: device mode rounds attention scores to f16 and its own
 //      error exceeds the tolerance at gqa b=8; RandomInputs(program, seed)); the fastest
 //      candidate whose output is within DefaultTolerance is selected (Method::kMeasured).
