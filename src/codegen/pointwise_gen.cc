@@ -295,7 +295,8 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile) const {
                        FloatLit(static_cast<double>(op.count)), " + ", FloatLit(op.eps), ")");
       break;
     case BlockOpKind::kRms:  // the row's factor from its pass (Generate)
-      e = absl::StrCat(Var(op.operands[0]), " * inv", i, "[e / ", rms_cols_, "]");
+      e = rms_rows_ == 1 ? absl::StrCat(Var(op.operands[0]), " * inv", i, "[0]")
+                         : absl::StrCat(Var(op.operands[0]), " * inv", i, "[e / ", rms_cols_, "]");
       break;
     default:
       PRISM_UNREACHABLE("pointwise op kind ", GetBlockOpInfo(op.kind).name);
@@ -356,8 +357,18 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
   if (!rms_.empty()) {
     const int64_t warps = k_.threads / 32;
     const Shape& tile = k_.ops[outputs_.front()].tile;
-    absl::StrAppend(&s, "  __shared__ float red[", warps * rms_rows_, "];\n");
-    for (int q : rms_) absl::StrAppend(&s, "  __shared__ float inv", q, "[", rms_rows_, "];\n");
+    if (rms_rows_ == 1) {
+      // One row per block: each pass has its own partials array, and every thread sums it
+      // after the one barrier (same order as a single thread would), keeping the factor in a
+      // register: one barrier per pass instead of two.
+      for (int q : rms_) {
+        absl::StrAppend(&s, "  __shared__ float red", q, "[", warps, "];\n  float inv", q,
+                        "[1];  // the row's rms factor, in every thread\n");
+      }
+    } else {
+      absl::StrAppend(&s, "  __shared__ float red[", warps * rms_rows_, "];\n");
+      for (int q : rms_) absl::StrAppend(&s, "  __shared__ float inv", q, "[", rms_rows_, "];\n");
+    }
     // The multi-index i0, i1, ... of tile element e.
     auto index_lines = [&](const std::string& indent) {
       std::string out;
@@ -431,6 +442,15 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
         absl::StrAppend(&s, "        ss[row] += ", Var(x), " * ", Var(x), ";\n      }\n    }\n");
       }
       absl::StrAppend(&s, "    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
+      if (rms_rows_ == 1) {
+        absl::StrAppend(&s, "    {\n      const float w = WarpSum(ss[0]);\n      if (lane == 0) red",
+                        q, "[warp] = w;\n    }\n    __syncthreads();\n");
+        absl::StrAppend(&s, "    {\n      float t = 0.0f;\n#pragma unroll\n      for (int w = 0; w < ",
+                        warps, "; ++w) t += red", q, "[w];\n      inv", q,
+                        "[0] = 1.0f / sqrtf(t / ", FloatLit(static_cast<double>(rms_cols_)), " + ",
+                        FloatLit(k_.ops[q].eps), ");\n    }\n  }\n");
+        continue;
+      }
       absl::StrAppend(&s, "#pragma unroll\n    for (int row = 0; row < ", rms_rows_,
                       "; ++row) {\n      const float w = WarpSum(ss[row]);\n      if (lane == "
                       "0) red[warp * ",

@@ -403,7 +403,12 @@ TEST(CodegenTest, LoraAndNtransGenerateOneKernel) {
        {"2 rms pass(es) over 1 row(s) of 4096, inputs in registers (8 per thread, 16-byte loads)",
         "float x1[8];", "const U32x4 raw = *reinterpret_cast<const U32x4*>(t_H + ",
         "const float v1 = x1[q];  // Ht (input)", "ss[j * 4096 / 4096] += v6 * v6;",
-        "const float v7 = v6 * inv7[e / 4096];  // Yt (rms)",
+        // One row: each pass's partials in its own array, the factor in a register of every
+        // thread after the pass's one barrier.
+        "__shared__ float red3[16];", "float inv3[1];  // the row's rms factor, in every thread",
+        "if (lane == 0) red7[warp] = w;", "for (int w = 0; w < 16; ++w) t += red7[w];",
+        "inv7[0] = 1.0f / sqrtf(t / 4096.0f + 9.99999997e-07f);",
+        "const float v7 = v6 * inv7[0];  // Yt (rms)",
         "= U32x4{PackF16x2(ov[0], ov[1]), PackF16x2(ov[2], ov[3]), PackF16x2(ov[4], ov[5]), "
         "PackF16x2(ov[6], ov[7])};"},
        0,
@@ -419,6 +424,15 @@ TEST(CodegenTest, LoraAndNtransGenerateOneKernel) {
     EXPECT_EQ(code.launches[0].dynamic_smem_bytes, c.smem);
     EXPECT_EQ(code.launches[0].grid, c.grid);
     for (const char* line : c.lines) EXPECT_THAT(code.source, HasSubstr(line));
+    if (c.fixture == std::string("ntrans") && c.grid[0] == 8) {
+      // Two rms passes over one row per block: one barrier each.
+      size_t barriers = 0;
+      for (size_t at = 0; (at = code.source.find("__syncthreads();", at)) != std::string::npos;
+           ++at) {
+        ++barriers;
+      }
+      EXPECT_EQ(barriers, 2u);
+    }
     ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p));
     EXPECT_EQ(code.source, again.source);
   }

@@ -114,7 +114,7 @@ const PipelineCase kRmsNormLinear = {
 // X·A rounded to f16 as the A operand of ·B).
 const PipelineCase kLora = {"lora", {{"B", 2}, {"K", 256}, {"N", 128}, {"R", 16}}, 1,
                             "PackF16x2(xa[0][0], xa[0][1])"};
-const PipelineCase kNtrans = {"ntrans", {{"B", 4}, {"D", 512}}, 1, "WarpSum(ss[row])"};
+const PipelineCase kNtrans = {"ntrans", {{"B", 4}, {"D", 512}}, 1, "WarpSum(ss["};
 const PipelineCase kGqa = {"gqa",
                            {{"G", 2}, {"Lq", 16}, {"D", 32}, {"L", 128}},
                            2,
