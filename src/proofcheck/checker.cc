@@ -425,7 +425,9 @@ absl::StatusOr<ProofSummary> CheckProof(absl::string_view proof_json, absl::Span
   std::map<std::string, Rule> rules;
   ProofSummary sum;
   for (const auto& [name, hash] : p.files) {
-    auto f = std::find_if(rule_files.begin(), rule_files.end(), [&](const RuleFile& r) { return r.name == name; });
+    // An explicit capture: clang before 16 cannot capture a structured binding implicitly.
+    auto f = std::find_if(rule_files.begin(), rule_files.end(),
+                          [&name = name](const RuleFile& r) { return r.name == name; });
     if (f == rule_files.end()) {
       std::vector<std::string> given;
       for (const RuleFile& r : rule_files) given.push_back(r.name);

@@ -133,6 +133,9 @@ struct Pruner::Impl {
   // The state of the family scope that Decide / EnumerateInstances open: the family is
   // encoded lazily, only as far as the labels asserted so far need it.
   struct Scope {
+    // User-provided: clang rejects std::optional<Scope>::emplace() for a nested class whose
+    // default member initializers are used before the enclosing class is complete.
+    Scope() {}
     const Family* family = nullptr;
     std::optional<double> incumbent_us;
     uint32_t mask = 0;

@@ -353,47 +353,74 @@ Spec RandomSpec(Rng& rng, int index) {
       case 2:
         domain = absl::StrCat("divisors(", rng.UniformInt(12, 96), ")");
         break;
-      default:
-        domain = absl::StrCat("{", rng.UniformInt(1, 4), ", ", rng.UniformInt(5, 16), ", ",
-                              rng.UniformInt(17, 64), "}");
+      default: {
+        // One draw per statement: the order in which function arguments are evaluated is
+        // unspecified (GCC and clang differ), and the families must not depend on the compiler.
+        // The order is GCC's, right to left, which keeps the families this test always had.
+        const int64_t c = rng.UniformInt(17, 64);
+        const int64_t b = rng.UniformInt(5, 16);
+        const int64_t a = rng.UniformInt(1, 4);
+        domain = absl::StrCat("{", a, ", ", b, ", ", c, "}");
+      }
     }
     s.params.emplace_back(names[i], domain);
   }
   const auto param = [&] { return std::string(names[rng.UniformInt(0, n - 1)]); };
   const auto maybe = [&](double p) { return rng.Uniform() < p; };
   if (maybe(0.6)) {
-    s.metrics.emplace_back("smem_bytes", absl::StrCat(int64_t{1} << rng.UniformInt(8, 16), " * ",
-                                                      param(), " * ", param()));
+    const std::string p2 = param();
+    const std::string p1 = param();
+    s.metrics.emplace_back("smem_bytes",
+                           absl::StrCat(int64_t{1} << rng.UniformInt(8, 16), " * ", p1, " * ", p2));
   }
   if (maybe(0.6)) {
     s.metrics.emplace_back("threads_per_block",
                            maybe(0.7) ? absl::StrCat("32 * ", param()) : absl::StrCat("16 * ", param()));
   }
   if (maybe(0.4)) {
-    s.metrics.emplace_back("regs_per_thread", absl::StrCat(rng.UniformInt(16, 64), " + ",
-                                                           rng.UniformInt(1, 40), " * ", param()));
+    const std::string p = param();
+    const int64_t b = rng.UniformInt(1, 40);
+    const int64_t a = rng.UniformInt(16, 64);
+    s.metrics.emplace_back("regs_per_thread", absl::StrCat(a, " + ", b, " * ", p));
   }
   if (maybe(0.6)) {
-    s.metrics.emplace_back("grid_x", maybe(0.5) ? absl::StrCat(rng.UniformInt(64, 4096), " floordiv ", param())
-                                                : absl::StrCat(rng.UniformInt(1, 200), " * ", param()));
+    if (maybe(0.5)) {
+      const std::string p = param();
+      s.metrics.emplace_back("grid_x", absl::StrCat(rng.UniformInt(64, 4096), " floordiv ", p));
+    } else {
+      const std::string p = param();
+      s.metrics.emplace_back("grid_x", absl::StrCat(rng.UniformInt(1, 200), " * ", p));
+    }
   }
-  if (maybe(0.2)) s.metrics.emplace_back("grid_y", absl::StrCat(rng.UniformInt(1, 40000), " * ", param()));
+  if (maybe(0.2)) {
+    const std::string p = param();
+    s.metrics.emplace_back("grid_y", absl::StrCat(rng.UniformInt(1, 40000), " * ", p));
+  }
   if (maybe(0.7)) {
     s.metrics.emplace_back("dram_bytes", absl::StrCat(rng.UniformInt(1, 400), " * 1000000"));
   }
   if (maybe(0.5)) {
-    s.metrics.emplace_back("l2_bytes", absl::StrCat(rng.UniformInt(1, 200), " * 1000000 * ", param()));
+    const std::string p = param();
+    s.metrics.emplace_back("l2_bytes", absl::StrCat(rng.UniformInt(1, 200), " * 1000000 * ", p));
   }
   if (maybe(0.4)) {
-    s.metrics.emplace_back("flops", absl::StrCat(rng.UniformInt(1, 2000), " * 1000000000 * ", param()));
+    const std::string p = param();
+    s.metrics.emplace_back("flops", absl::StrCat(rng.UniformInt(1, 2000), " * 1000000000 * ", p));
   }
   if (maybe(0.3)) s.metrics.emplace_back("sfu_ops", absl::StrCat(rng.UniformInt(1, 100), " * 1000000"));
   if (maybe(0.3)) s.metrics.emplace_back("kernels", absl::StrCat(rng.UniformInt(1, 3)));
   if (maybe(0.4)) {
-    s.constraints.emplace_back(
-        "c0", maybe(0.5) ? absl::StrCat("(", rng.UniformInt(16, 512), " floordiv ", param(), ") mod ",
-                                        rng.UniformInt(2, 8), " == 0")
-                         : absl::StrCat(param(), " <= ", param(), " + ", rng.UniformInt(-3, 3)));
+    if (maybe(0.5)) {
+      const int64_t m = rng.UniformInt(2, 8);
+      const std::string p = param();
+      const int64_t a = rng.UniformInt(16, 512);
+      s.constraints.emplace_back("c0", absl::StrCat("(", a, " floordiv ", p, ") mod ", m, " == 0"));
+    } else {
+      const int64_t k = rng.UniformInt(-3, 3);
+      const std::string p2 = param();
+      const std::string p1 = param();
+      s.constraints.emplace_back("c0", absl::StrCat(p1, " <= ", p2, " + ", k));
+    }
   }
   return s;
 }
