@@ -103,7 +103,7 @@ struct WrongRow {
   std::function<void(SGraph&)> mutate;
 };
 
-BlockOp& Op(SGraph& g, absl::string_view kernel, absl::string_view op) {
+BlockOp& KernelOp(SGraph& g, absl::string_view kernel, absl::string_view op) {
   for (Kernel& k : g.mutable_kernels()) {
     if (k.name == kernel) return k.block().ops[*k.block().FindOp(op)];
   }
@@ -113,22 +113,22 @@ BlockOp& Op(SGraph& g, absl::string_view kernel, absl::string_view op) {
 TEST(BlockEmulatorTest, WrongButWellFormedGraphsDifferFromTheReference) {
   const std::vector<WrongRow> rows = {
       {"denominator accumulated with max instead of sum", "gqa",
-       [](SGraph& g) { Op(g, "partial_kv", "Dn").kind = BlockOpKind::kAccMaxLast; }},
+       [](SGraph& g) { KernelOp(g, "partial_kv", "Dn").kind = BlockOpKind::kAccMaxLast; }},
       {"split-KV partials reduced with max instead of sum", "gqa",
-       [](SGraph& g) { Op(g, "combine", "Ds").kind = BlockOpKind::kAccMaxLast; }},
+       [](SGraph& g) { KernelOp(g, "combine", "Ds").kind = BlockOpKind::kAccMaxLast; }},
       {"online combine without the rescale", "gqa_online",
        [](SGraph& g) {
          // Num = Σ acc_z instead of Σ exp(m_z − M)·acc_z.
-         Op(g, "combine", "Num").operands = {*g.kernels()[1].block().FindOp("Az")};
+         KernelOp(g, "combine", "Num").operands = {*g.kernels()[1].block().FindOp("Az")};
        }},
       {"rms count of one tile instead of the whole row", "rmsnorm_linear",
-       [](SGraph& g) { Op(g, "k0", "r").count = g.Const(64); }},
+       [](SGraph& g) { KernelOp(g, "k0", "r").count = g.Const(64); }},
       {"exp of the scores dropped", "gqa",
-       [](SGraph& g) { Op(g, "partial_kv", "E").fn = OpKind::kNeg; }},
+       [](SGraph& g) { KernelOp(g, "partial_kv", "E").fn = OpKind::kNeg; }},
       {"gate on the wrong product", "gated_mlp",
        [](SGraph& g) {
          const BlockGraph& b = g.kernels()[0].block();
-         Op(g, "k0", "G").operands = {*b.FindOp("XB")};
+         KernelOp(g, "k0", "G").operands = {*b.FindOp("XB")};
        }},
   };
   for (const WrongRow& r : rows) {

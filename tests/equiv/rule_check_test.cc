@@ -16,34 +16,35 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Row {
+struct RuleCheckRow {
   std::string rule;  // one rule-file line
-  Verdict verdict;
+  prism::Verdict verdict;
   std::string reason;  // a substring of RuleCheckResult::reason
 };
 
 TEST(RuleCheckTest, InlineRules) {
-  const std::vector<Row> rows = {
-      {"(rule t (add ?a ?b) => (add ?b ?a))", Verdict::kProved, "2 instantiations: in_a: ["},
-      {"(rule t (div (mul ?a ?b) ?b) => ?a if (same-shape ?a ?b))", Verdict::kProved,
+  const std::vector<RuleCheckRow> rows = {
+      {"(rule t (add ?a ?b) => (add ?b ?a))", prism::Verdict::kProved, "2 instantiations: in_a: ["},
+      {"(rule t (div (mul ?a ?b) ?b) => ?a if (same-shape ?a ?b))", prism::Verdict::kProved,
        "2 instantiations"},
-      {"(rule t (recip (recip ?a)) => ?a)", Verdict::kProved, "instantiations"},
-      {"(rule t (sqrt (square ?a)) => ?a)", Verdict::kRefuted, "element ["},
-      {"(rule t (square (sqrt ?a)) => ?a)", Verdict::kProved, "instantiations"},
-      {"(rule t (exp (neg ?a)) => (recip (exp ?a)))", Verdict::kProved, "instantiations"},
-      {"(rule t (exp (scale ?a ?c)) => (mul (exp ?a) ?c))", Verdict::kRefuted, "element ["},
-      {"(rule t (max (neg ?a) ?d) => (neg (max ?a ?d)))", Verdict::kRefuted, "element ["},
-      {"(rule t (relu (neg ?a)) => (neg (relu ?a)))", Verdict::kRefuted, "element ["},
-      {"(rule t (silu ?a) => (silu (add ?a ?a)))", Verdict::kRefuted, "element ["},
-      {"(rule t (sum ?x ?d) => ?x)", Verdict::kRefuted, "the sides have different shapes: ["},
-      {"(rule t (sum ?x ?d) => (sum ?x 7))", Verdict::kRefuted,
+      {"(rule t (recip (recip ?a)) => ?a)", prism::Verdict::kProved, "instantiations"},
+      {"(rule t (sqrt (square ?a)) => ?a)", prism::Verdict::kRefuted, "element ["},
+      {"(rule t (square (sqrt ?a)) => ?a)", prism::Verdict::kProved, "instantiations"},
+      {"(rule t (exp (neg ?a)) => (recip (exp ?a)))", prism::Verdict::kProved, "instantiations"},
+      {"(rule t (exp (scale ?a ?c)) => (mul (exp ?a) ?c))", prism::Verdict::kRefuted, "element ["},
+      {"(rule t (max (neg ?a) ?d) => (neg (max ?a ?d)))", prism::Verdict::kRefuted, "element ["},
+      {"(rule t (relu (neg ?a)) => (neg (relu ?a)))", prism::Verdict::kRefuted, "element ["},
+      {"(rule t (silu ?a) => (silu (add ?a ?a)))", prism::Verdict::kRefuted, "element ["},
+      {"(rule t (sum ?x ?d) => ?x)", prism::Verdict::kRefuted,
+       "the sides have different shapes: ["},
+      {"(rule t (sum ?x ?d) => (sum ?x 7))", prism::Verdict::kRefuted,
        "the right side is ill-formed: sum: dim 7 is out of range for rank"},
-      {"(rule t (sum ?x ?d) => (sum ?x ?d) if (distinct ?d ?d))", Verdict::kUnknown,
+      {"(rule t (sum ?x ?d) => (sum ?x ?d) if (distinct ?d ?d))", prism::Verdict::kUnknown,
        "no instantiation satisfies the conditions (4000 candidates drawn)"},
-      {"(rule t (mul ?a 0.0) => (div ?a 0.0))", Verdict::kUnknown,
+      {"(rule t (mul ?a 0.0) => (div ?a 0.0))", prism::Verdict::kUnknown,
        "cannot encode: division by the constant 0"},
   };
-  for (const Row& row : rows) {
+  for (const RuleCheckRow& row : rows) {
     ExprContext ctx;
     absl::StatusOr<RuleSet> rules = ParseRules(ctx, row.rule, "inline.rules");
     ASSERT_TRUE(rules.ok()) << row.rule << ": " << rules.status();
@@ -62,12 +63,12 @@ TEST(RuleCheckTest, CounterexampleNamesElementAndInputs) {
       ParseRules(ctx, "(rule t (sub ?a ?b) => (sub ?b ?a) if (same-shape ?a ?b))", "x.rules");
   ASSERT_TRUE(rules.ok()) << rules.status();
   const RuleCheckResult r = ValidateRule(rules->rewrites()[0], ctx);
-  ASSERT_EQ(r.verdict, Verdict::kRefuted);
+  ASSERT_EQ(r.verdict, prism::Verdict::kRefuted);
   EXPECT_THAT(r.reason, ::testing::MatchesRegex(
                             "instance \\(sub in_a in_b\\) with in_a: \\[.*\\]; in_b: \\[.*\\]: "
                             "element \\[.*\\]: left .*, right .*; inputs in_a_0 = .*"));
   ASSERT_EQ(r.instances.size(), 1u);
-  EXPECT_EQ(r.instances[0].verdict, Verdict::kRefuted);
+  EXPECT_EQ(r.instances[0].verdict, prism::Verdict::kRefuted);
 }
 
 // The kept SMT-LIB2 script declares the functions and is a standalone query.
@@ -79,7 +80,7 @@ TEST(RuleCheckTest, KeepsSmtLib) {
   RuleCheckOptions options;
   options.keep_smtlib = true;
   const RuleCheckResult r = ValidateRule(rules->rewrites()[0], ctx, options);
-  ASSERT_EQ(r.verdict, Verdict::kProved) << r.reason;
+  ASSERT_EQ(r.verdict, prism::Verdict::kProved) << r.reason;
   ASSERT_FALSE(r.instances.empty());
   EXPECT_THAT(r.instances[0].smtlib, HasSubstr("(declare-fun exp_ (Real) Real)"));
   EXPECT_THAT(r.instances[0].smtlib, HasSubstr("(check-sat)"));
@@ -93,7 +94,7 @@ TEST(RuleCheckTest, EveryWrongRuleIsRefuted) {
   ASSERT_TRUE(rules.ok()) << rules.status();
   EXPECT_GE(rules->num_rules(), 3u);
   for (const RuleCheckResult& r : ValidateRules(*rules, ctx)) {
-    EXPECT_EQ(r.verdict, Verdict::kRefuted) << r.rule << ": " << r.reason;
+    EXPECT_EQ(r.verdict, prism::Verdict::kRefuted) << r.rule << ": " << r.reason;
   }
 }
 
@@ -102,7 +103,7 @@ TEST(RuleCheckTest, EveryShippedRuleIsProved) {
   absl::StatusOr<RuleSet> rules = LoadDefaultRules(ctx);
   ASSERT_TRUE(rules.ok()) << rules.status();
   for (const RuleCheckResult& r : ValidateRules(*rules, ctx)) {
-    EXPECT_EQ(r.verdict, Verdict::kProved) << r.rule << ": " << r.reason;
+    EXPECT_EQ(r.verdict, prism::Verdict::kProved) << r.rule << ": " << r.reason;
     EXPECT_GE(r.instances.size(), 2u) << r.rule << ": " << r.reason;
   }
 }

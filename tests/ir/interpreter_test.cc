@@ -57,7 +57,7 @@ bool SameValue(double a, double b) {
 }
 
 // ---- every op against hand-computed values ---------------------------------------------------
-struct OpRow {
+struct InterpreterOpRow {
   std::string name;
   std::vector<Tensor> inputs;  // f32; the same values are exact in f32 and f64
   Body body;
@@ -69,7 +69,7 @@ Tensor F32(Shape shape, std::vector<double> data) {
   return MakeTensor(DType::kF32, std::move(shape), std::move(data));
 }
 
-std::vector<OpRow> OpRows() {
+std::vector<InterpreterOpRow> OpRows() {
   const double e = std::exp(1.0);
   auto unary = [](OpKind op) {
     return Body(
@@ -238,7 +238,7 @@ std::vector<OpRow> OpRows() {
   };
 }
 
-std::vector<OpRow> MatMulRows() {
+std::vector<InterpreterOpRow> MatMulRows() {
   auto mm =
       Body([](ProgramBuilder& b, const std::vector<TensorId>& x) { return b.MatMul(x[0], x[1]); });
   return {
@@ -271,7 +271,7 @@ std::vector<OpRow> MatMulRows() {
   };
 }
 
-void CheckRow(const OpRow& row, EvalMode mode) {
+void CheckRow(const InterpreterOpRow& row, EvalMode mode) {
   SCOPED_TRACE(row.name + " in " + std::string(EvalModeName(mode)) + " mode");
   ASSERT_OK_AND_ASSIGN(Program p, SingleOutput(row.inputs, row.body));
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, Evaluate(p, row.inputs, mode));
@@ -288,9 +288,9 @@ void CheckRow(const OpRow& row, EvalMode mode) {
 }
 
 TEST(InterpreterTest, EveryOpAgainstHandComputedValues) {
-  std::vector<OpRow> rows = OpRows();
-  for (const OpRow& r : MatMulRows()) rows.push_back(r);
-  for (const OpRow& row : rows) {
+  std::vector<InterpreterOpRow> rows = OpRows();
+  for (const InterpreterOpRow& r : MatMulRows()) rows.push_back(r);
+  for (const InterpreterOpRow& row : rows) {
     CheckRow(row, EvalMode::kF64);
     CheckRow(row, EvalMode::kDevice);
   }
@@ -299,8 +299,8 @@ TEST(InterpreterTest, EveryOpAgainstHandComputedValues) {
 TEST(InterpreterTest, EveryOpIsCovered) {
   // Every op of ops.def has a row in the tables above (row names start with the op name).
   std::vector<std::string> names;
-  for (const OpRow& r : OpRows()) names.push_back(r.name);
-  for (const OpRow& r : MatMulRows()) names.push_back(r.name);
+  for (const InterpreterOpRow& r : OpRows()) names.push_back(r.name);
+  for (const InterpreterOpRow& r : MatMulRows()) names.push_back(r.name);
   for (const OpInfo& info : AllOps()) {
     if (info.kind == OpKind::kInput) continue;
     bool found = false;

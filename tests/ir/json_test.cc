@@ -19,7 +19,7 @@ namespace {
 using ::nlohmann::json;
 using ::prism::testing::StatusIs;
 using ::testing::HasSubstr;
-constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+constexpr auto kJsonInvalid = absl::StatusCode::kInvalidArgument;
 
 TEST(JsonTest, Layout) {
   ASSERT_OK_AND_ASSIGN(Program p, ParseProgram("X = input f16[16, 64]\n"
@@ -99,7 +99,7 @@ TEST(JsonTest, ImportAcceptsForwardReferencesIndicesAndOmittedTypes) {
   EXPECT_EQ(PrintProgram(p), "A = input f32[2, 3]\nB = exp(A)\nt2 = add(A, B)\noutput t2\n");
 }
 
-struct ErrorRow {
+struct JsonErrorRow {
   std::string what;
   std::string text;
   std::string message;  // exact substring, starting with the JSON path (or LINE:COL)
@@ -112,7 +112,7 @@ TEST(JsonTest, ErrorTable) {
                         R"(], "outputs": )", outputs, "}");
   };
   const std::string x = R"({"name": "X", "op": "input", "dtype": "f16", "shape": [4, 8]})";
-  const std::vector<ErrorRow> rows = {
+  const std::vector<JsonErrorRow> rows = {
       {"not JSON", "{\"format\": \n  prism}",
        "2:3: found malformed JSON, expected a JSON document (syntax error while parsing value "
        "- invalid literal; last read: '\"format\": <U+000A>  p')"},
@@ -199,8 +199,8 @@ TEST(JsonTest, ErrorTable) {
        "found tensor name '1X', expected an identifier"},
       {"builder: no outputs", doc(x, "[]"), "the program has no output"},
   };
-  for (const ErrorRow& r : rows) {
-    EXPECT_THAT(ProgramFromJsonText(r.text), StatusIs(kInvalid, HasSubstr(r.message)))
+  for (const JsonErrorRow& r : rows) {
+    EXPECT_THAT(ProgramFromJsonText(r.text), StatusIs(kJsonInvalid, HasSubstr(r.message)))
         << "row: " << r.what << "\ninput: " << r.text;
   }
 }
@@ -209,13 +209,13 @@ TEST(JsonTest, ErrorTable) {
 TEST(JsonTest, DeepNesting) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_THAT(ProgramFromJsonText(deep),
-              StatusIs(kInvalid, HasSubstr("(root): found an array of 1 element, expected an "
+              StatusIs(kJsonInvalid, HasSubstr("(root): found an array of 1 element, expected an "
                                            "object")));
   const std::string deep_op = absl::StrCat(
       R"({"format": "prism.program", "version": 1, "tensors": [{"op": )",
       std::string(100000, '['), std::string(100000, ']'), R"(}], "outputs": []})");
   EXPECT_THAT(ProgramFromJsonText(deep_op),
-              StatusIs(kInvalid, HasSubstr("tensors[0].op: found an array of 1 element")));
+              StatusIs(kJsonInvalid, HasSubstr("tensors[0].op: found an array of 1 element")));
 }
 
 }  // namespace

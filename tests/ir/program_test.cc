@@ -15,10 +15,10 @@ namespace prism {
 namespace {
 using ::prism::testing::StatusIs;
 using ::testing::HasSubstr;
-constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+constexpr auto kProgramInvalid = absl::StatusCode::kInvalidArgument;
 
 // ---- shape inference, one row per op application --------------------------------------------
-struct ShapeRow {
+struct ProgramShapeRow {
   std::string what;
   std::function<TensorId(ProgramBuilder&, TensorId a, TensorId b)> build;
   Shape a, b;
@@ -26,7 +26,7 @@ struct ShapeRow {
 };
 
 TEST(ProgramTest, ShapeInferenceTable) {
-  const std::vector<ShapeRow> rows = {
+  const std::vector<ProgramShapeRow> rows = {
       {"matmul 2d", [](auto& b, auto x, auto y) { return b.MatMul(x, y); }, {16, 64}, {64, 32}, {16, 32}},
       {"matmul batched", [](auto& b, auto x, auto y) { return b.MatMul(x, y); }, {4, 16, 64}, {4, 64, 8}, {4, 16, 8}},
       {"matmul batch broadcast", [](auto& b, auto x, auto y) { return b.MatMul(x, y); }, {4, 1, 16, 64}, {3, 64, 8}, {4, 3, 16, 8}},
@@ -48,7 +48,7 @@ TEST(ProgramTest, ShapeInferenceTable) {
       {"concat dim 0", [](auto& b, auto x, auto y) { return b.Concat({x, y}, 0); }, {4096, 64}, {16, 64}, {4112, 64}},
       {"concat -1 three", [](auto& b, auto x, auto y) { return b.Concat({x, y, x}, -1); }, {2, 3}, {2, 5}, {2, 11}},
   };
-  for (const ShapeRow& r : rows) {
+  for (const ProgramShapeRow& r : rows) {
     ProgramBuilder b;
     TensorId x = b.Input("A", DType::kF16, r.a);
     TensorId y = b.Input("B", DType::kF16, r.b);
@@ -79,26 +79,27 @@ TEST(ProgramTest, BroadcastTable) {
   for (const Row& r : rows) {
     absl::StatusOr<Shape> s = BroadcastShapes(r.a, r.b);
     if (r.expected.empty()) {
-      EXPECT_THAT(s, StatusIs(kInvalid, HasSubstr("expected equal dims or one of them 1")));
+      EXPECT_THAT(s, StatusIs(kProgramInvalid, HasSubstr("expected equal dims or one of them 1")));
     } else {
       ASSERT_TRUE(s.ok()) << s.status();
       EXPECT_EQ(ShapeToString(*s), r.expected);
     }
   }
   EXPECT_THAT(BroadcastShapes({3}, {4}),
-              StatusIs(kInvalid, "cannot broadcast [3] with [4]: found dims 3 and 4 at position "
-                                 "-1, expected equal dims or one of them 1"));
+              StatusIs(kProgramInvalid,
+                       "cannot broadcast [3] with [4]: found dims 3 and 4 at position "
+                       "-1, expected equal dims or one of them 1"));
 }
 
 // ---- validation errors, exact messages -------------------------------------------------------
-struct ErrorRow {
+struct ProgramErrorRow {
   std::string what;
   std::function<void(ProgramBuilder&)> build;
   std::string message;  // exact substring
 };
 
 TEST(ProgramTest, ValidationErrorTable) {
-  const std::vector<ErrorRow> rows = {
+  const std::vector<ProgramErrorRow> rows = {
       {"empty", [](ProgramBuilder&) {}, "the program has no tensors"},
       {"no output", [](ProgramBuilder& b) { b.Input("X", DType::kF16, {4}); },
        "the program has no output; expected at least one `output NAME` statement"},
@@ -189,10 +190,10 @@ TEST(ProgramTest, ValidationErrorTable) {
        },
        "found a cycle: A -> A"},
   };
-  for (const ErrorRow& r : rows) {
+  for (const ProgramErrorRow& r : rows) {
     ProgramBuilder b;
     r.build(b);
-    EXPECT_THAT(std::move(b).Build(), StatusIs(kInvalid, HasSubstr(r.message))) << r.what;
+    EXPECT_THAT(std::move(b).Build(), StatusIs(kProgramInvalid, HasSubstr(r.message))) << r.what;
   }
 }
 

@@ -24,7 +24,7 @@ namespace prism {
 namespace {
 using ::prism::testing::StatusIs;
 using ::testing::HasSubstr;
-constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+constexpr auto kTextInvalid = absl::StatusCode::kInvalidArgument;
 
 // The .prism files of a directory (sorted), or none if it does not exist.
 std::vector<std::string> PrismFiles(const std::string& dir) {
@@ -195,10 +195,12 @@ TEST(TextFormatTest, AttributesAndTypes) {
 
 TEST(TextFormatTest, FilenamePrefixesErrors) {
   EXPECT_THAT(ParseProgram("X = input f64[4]\n", "model.prism"),
-              StatusIs(kInvalid, "model.prism:1:11: found 'f64', expected one of f16, bf16, f32"));
+              StatusIs(kTextInvalid,
+                       "model.prism:1:11: found 'f64', expected one of f16, bf16, f32"));
   // Builder errors carry the position of the node.
   EXPECT_THAT(ParseProgram("X = input f16[4]\nY = sum(X, 3)\noutput Y\n", "m.prism"),
-              StatusIs(kInvalid, HasSubstr("m.prism:2:5: tensor 'Y': sum: dim 3 is out of range")));
+              StatusIs(kTextInvalid,
+                       HasSubstr("m.prism:2:5: tensor 'Y': sum: dim 3 is out of range")));
 }
 
 // ---- printer ---------------------------------------------------------------------------------
@@ -302,7 +304,7 @@ TEST(TextFormatTest, RandomProgramsKeepTheirStructure) {
 }
 
 // ---- limits ----------------------------------------------------------------------------------
-std::string Nested(int depth) {
+std::string NestedText(int depth) {
   std::string s;
   for (int i = 0; i < depth; ++i) s += "exp(";
   s += "X" + std::string(depth, ')');
@@ -310,15 +312,15 @@ std::string Nested(int depth) {
 }
 
 TEST(TextFormatTest, NestingLimit) {
-  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(Nested(256)));
-  EXPECT_EQ(PrintProgram(p), Nested(256));
-  EXPECT_THAT(ParseProgram(Nested(257)),
-              StatusIs(kInvalid, "2:1029: found op applications nested more than 256 deep, "
+  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(NestedText(256)));
+  EXPECT_EQ(PrintProgram(p), NestedText(256));
+  EXPECT_THAT(ParseProgram(NestedText(257)),
+              StatusIs(kTextInvalid, "2:1029: found op applications nested more than 256 deep, "
                                  "expected at most 256 levels (name intermediate tensors "
                                  "instead)"));
   // Far deeper input fails the same way, without deep recursion.
-  EXPECT_THAT(ParseProgram(Nested(100000)),
-              StatusIs(kInvalid, HasSubstr("found op applications nested more than 256 deep")));
+  EXPECT_THAT(ParseProgram(NestedText(100000)),
+              StatusIs(kTextInvalid, HasSubstr("found op applications nested more than 256 deep")));
 }
 
 TEST(TextFormatTest, PrinterNeverNestsDeeperThanTheParserAccepts) {
