@@ -3,12 +3,14 @@
 #   1. tools/setup.sh (installs what is missing);
 #   2. Release build (warnings counted; errors with PRISM_WERROR=ON), then every ctest test
 #      except those labelled gpu;
-#   3. an AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/) and the same tests;
-#   4. the parser fuzzer (clang, build-fuzz/) for 60 s via tests/fuzz/run_fuzz.sh, if present.
+#   3. an AddressSanitizer + UndefinedBehaviorSanitizer build with clang (build-asan/, which also
+#      holds the libFuzzer targets) and the same tests but those labelled slow;
+#   4. the parser fuzzer (build-asan/tests/fuzz/) for 60 s via tests/fuzz/run_fuzz.sh, if present.
 # Stops at the first failure with a non-zero exit code.
 #
 #   tools/test.sh                  # everything
-#   tools/test.sh --no-asan        # skip step 3 (and --no-fuzz: skip step 4) for a quick loop
+#   tools/test.sh --no-asan        # skip step 3's tests (and --no-fuzz: skip step 4) for a quick
+#                                  # loop; the fuzzers are still built, in build-asan/
 # Environment: PRISM_JOBS (default: nproc), PRISM_WERROR (default ON), FUZZ_SECONDS (60).
 set -euo pipefail
 script=$(readlink -f "$0")
@@ -20,7 +22,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-asan) asan=0 ;;
     --no-fuzz) fuzz=0 ;;
-    -h|--help) sed -n '2,12p' "$script" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$script" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: error: unknown argument '$arg' (expected --no-asan, --no-fuzz)" >&2; exit 2 ;;
   esac
 done
@@ -40,9 +42,10 @@ configure() {
     { cat "$dir/configure.log" >&2; echo "test.sh: error: configuring $dir failed" >&2; exit 1; }
 }
 
-# run_tests DIR: every test but the gpu ones; fails when no test ran.
+# run_tests DIR EXCLUDED_LABELS: every test but those with a label matching the regex; fails
+# when no test ran.
 run_tests() {
-  ctest --test-dir "$1" --no-tests=error -LE gpu --output-on-failure -j "$JOBS"
+  ctest --test-dir "$1" --no-tests=error -LE "$2" --output-on-failure -j "$JOBS"
 }
 
 step "setup"
@@ -60,38 +63,56 @@ cmake --build build-release -j "$JOBS" 2>&1 | tee build-release/build.log
 warnings=$(grep -c 'warning:' build-release/build.log || true)
 echo "test.sh: $warnings compiler warning(s) in this build (build-release/build.log)"
 step "tests (Release)"
-run_tests build-release
+run_tests build-release gpu
 
-if [ "$asan" = 1 ]; then
-  step "ASan + UBSan build (build-asan/)"
+have_fuzz=0
+if [ "$fuzz" = 1 ] && [ -f tests/fuzz/run_fuzz.sh ]; then
+  have_fuzz=1
+fi
+
+if [ "$asan" = 1 ] || [ "$have_fuzz" = 1 ]; then
+  step "ASan + UBSan build (build-asan/, clang, with the fuzzers)"
+  # clang, not GCC: the same sanitizers (one compiler-rt runtime), about a third less compile
+  # time, and libFuzzer, so the fuzz targets are built here too instead of in a configuration
+  # of their own (which rebuilt prism_base and prism_ir once more).
   # -O1 -g1 (line tables, no variable info): what the sanitizers' documentation recommends;
   # reports keep file:line, and the build is far lighter than -O2 with full debug info on a
   # 2-core CI machine.
-  configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_SANITIZE=ON -DPRISM_UNITY_BUILD=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
-  cmake --build build-asan -j "$JOBS"
-  step "tests (ASan + UBSan)"
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
-  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    run_tests build-asan
-fi
-
-if [ "$fuzz" = 1 ]; then
+  fuzz_option=()
   if [ -f tests/fuzz/run_fuzz.sh ]; then
-    step "parser fuzzer build (build-fuzz/, clang, ASan + UBSan)"
-    configure build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-      -DCMAKE_CXX_COMPILER=clang++ -DPRISM_FUZZ=ON -DPRISM_BUILD_TESTS=OFF
+    fuzz_option=(-DPRISM_FUZZ=ON)
+  fi
+  configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_SANITIZE=ON -DPRISM_UNITY_BUILD=ON \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${fuzz_option[@]}" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+  if [ "$have_fuzz" = 1 ]; then
     # The target list is read whole first: `ninja ... | grep -q` fails under pipefail when grep
     # exits at its first match while ninja is still writing (SIGPIPE).
-    fuzz_targets=$(ninja -C build-fuzz -t targets all)
+    fuzz_targets=$(ninja -C build-asan -t targets all)
     if ! grep -q '^parse_fuzzer:' <<<"$fuzz_targets"; then
       echo "test.sh: error: no parse_fuzzer target with -DPRISM_FUZZ=ON; CMakeLists.txt needs" \
            "'if(PRISM_FUZZ) add_subdirectory(tests/fuzz) endif()'" >&2
       exit 1
     fi
-    cmake --build build-fuzz -j "$JOBS" --target parse_fuzzer roundtrip_fuzzer
+  fi
+  if [ "$asan" = 1 ]; then
+    cmake --build build-asan -j "$JOBS"
+  else
+    cmake --build build-asan -j "$JOBS" --target parse_fuzzer roundtrip_fuzzer
+  fi
+fi
+
+if [ "$asan" = 1 ]; then
+  step "tests (ASan + UBSan; not those labelled slow, which the Release pass ran)"
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+    run_tests build-asan 'gpu|slow'
+fi
+
+if [ "$fuzz" = 1 ]; then
+  if [ "$have_fuzz" = 1 ]; then
     step "parser fuzzer (${FUZZ_SECONDS} s)"
-    bash tests/fuzz/run_fuzz.sh build-fuzz "$FUZZ_SECONDS"
+    bash tests/fuzz/run_fuzz.sh build-asan "$FUZZ_SECONDS"
   else
     step "parser fuzzer: tests/fuzz/run_fuzz.sh not present, skipped"
   fi
