@@ -465,9 +465,55 @@ static float TimeGraph(cudaGraphExec_t ge, int launches) {
   return v[3];
 }
 
+// Checks a kernel's f32 output (parts partial slices [parts, M, N], summed on the host; no check
+// when ref is empty) after one launch on copy 0, then times a CUDA graph of R launches over the
+// copies, with the reduce kernel after each launch as a second timing when reduce_parts > 1.
+// launch(stream, copy) launches the kernel once.
+struct Timed {
+  float us = 0, us_reduce = 0;
+  double relerr = 0;
+};
+template <typename Launch>
+Timed Measure(const Case& c, int m_rows, int parts, Launch launch, float* part, __half* y,
+              const std::vector<float>& ref) {
+  Timed t;
+  launch(cudaStream_t{0}, 0);
+  CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+  if (!ref.empty()) {
+    std::vector<float> hp((size_t)parts * m_rows * c.N);
+    CK(cudaMemcpy(hp.data(), part, hp.size() * 4, cudaMemcpyDeviceToHost));
+    double err = 0, mx = 0;
+    for (int m = 0; m < c.M; ++m)
+      for (int n = 0; n < c.N; ++n) {
+        double sum = 0;
+        for (int q = 0; q < parts; ++q) sum += hp[((size_t)q * m_rows + m) * c.N + n];
+        err = std::max(err, std::fabs(sum - ref[(size_t)m * c.N + n]));
+        mx = std::max(mx, (double)std::fabs(ref[(size_t)m * c.N + n]));
+      }
+    t.relerr = err / mx;
+  }
+  cudaStream_t st; CK(cudaStreamCreate(&st));
+  const int R = 24;
+  for (int with_reduce = 0; with_reduce < (parts > 1 ? 2 : 1); ++with_reduce) {
+    cudaGraph_t g; cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    for (int r = 0; r < R; ++r) {
+      launch(st, r);
+      if (with_reduce) Reduce<<<132 * 2, 256, 0, st>>>(part, y, parts, c.M * c.N);
+    }
+    CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
+    (with_reduce ? t.us_reduce : t.us) = TimeGraph(ge, R);
+    CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g));
+  }
+  CK(cudaStreamDestroy(st));
+  return t;
+}
+
+double TBs(const Case& c, float us) { return (double)c.K * c.N * 2 / (us * 1e-6) / 1e12; }
+
 template <int M, int NT, int KC, int S, int T>
 void Run(const Case& c, int split, std::vector<__half*>& xs, std::vector<__half*>& ws, float* part, __half* y,
-         const std::vector<float>& ref, const std::vector<float>& hx, const std::vector<__half>& hw0) {
+         const std::vector<float>& ref) {
   if (c.M != M || c.N % NT || c.K % (split * KC)) return;
   const int Kb = c.K / split;
   constexpr int kWarps = T / 32, kWN = (NT / 16 < kWarps) ? NT / 16 : kWarps;
@@ -476,53 +522,23 @@ void Run(const Case& c, int split, std::vector<__half*>& xs, std::vector<__half*
   if (bytes > 227 * 1024) return;
   auto k = Gemv<M, NT, KC, S, T>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  dim3 grid(c.N / NT, split);
-  // correctness on copy 0 (f32 partials summed on the host)
-  k<<<grid, T, bytes>>>(xs[0], ws[0], part, c.K, c.N, Kb);
-  CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-  std::vector<float> hp((size_t)split * M * c.N);
-  CK(cudaMemcpy(hp.data(), part, hp.size() * 4, cudaMemcpyDeviceToHost));
-  double err = 0, mx = 0;
-  for (int m = 0; m < c.M; ++m)
-    for (int n = 0; n < c.N; ++n) {
-      double s = 0;
-      for (int q = 0; q < split; ++q) s += hp[((size_t)q * M + m) * c.N + n];
-      err = std::max(err, std::fabs(s - ref[(size_t)m * c.N + n])); mx = std::max(mx, (double)std::fabs(ref[(size_t)m * c.N + n]));
-    }
-  cudaStream_t st; CK(cudaStreamCreate(&st));
-  const int R = 24;
-  float us[2] = {0, 0};
-  for (int with_reduce = 0; with_reduce < (split > 1 ? 2 : 1); ++with_reduce) {
-    cudaGraph_t g; cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    for (int r = 0; r < R; ++r) {
-      k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
-      if (with_reduce) Reduce<<<132 * 2, 256, 0, st>>>(part, y, split, c.M * c.N);
-    }
-    CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-    us[with_reduce] = TimeGraph(ge, R);
-    CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g));
-  }
-  const double tbs = (double)c.K * c.N * 2 / (us[0] * 1e-6) / 1e12;
+  const dim3 grid(c.N / NT, split);
+  const Timed t = Measure(c, M, split, [&](cudaStream_t st, int r) {
+    k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
+  }, part, y, ref);
   std::printf("%-20s M%-2d NT=%-4d KC=%-3d S=%d T=%-4d split=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  +reduce %7.2f us  relerr %.1e\n",
-              c.name, c.M, NT, KC, S, T, split, c.N / NT * split, bytes, us[0], tbs, us[1], err / mx);
-  CK(cudaStreamDestroy(st));
+              c.name, c.M, NT, KC, S, T, split, c.N / NT * split, bytes, t.us, TBs(c, t.us), t.us_reduce, t.relerr);
 }
 
-
 template <int NT, int T, int U>
-void RunRead(const Case& c, int split, std::vector<__half*>& ws, float* part) {
+void RunRead(const Case& c, int split, std::vector<__half*>& ws, float* part, __half* y) {
   const int Kb = c.K / split;
   if (c.N % NT || Kb % (T / (NT / 8) * U)) return;
-  cudaStream_t st; CK(cudaStreamCreate(&st));
-  cudaGraph_t g; cudaGraphExec_t ge; const int R = 24;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int r = 0; r < R; ++r) ReadOnly<NT, T, U><<<dim3(c.N / NT, split), T, 0, st>>>(ws[r % ws.size()], part, c.N, Kb);
-  CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-  const float us = TimeGraph(ge, R);
-  std::printf("%-20s READ NT=%-4d T=%-4d U=%-2d split=%-2d blocks=%-4d  %7.2f us %5.2f TB/s(W)\n", c.name, NT, T, U, split,
-              c.N / NT * split, us, (double)c.K * c.N * 2 / (us * 1e-6) / 1e12);
-  CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g)); CK(cudaStreamDestroy(st));
+  const Timed t = Measure(c, c.M, 1, [&](cudaStream_t st, int r) {
+    ReadOnly<NT, T, U><<<dim3(c.N / NT, split), T, 0, st>>>(ws[r % ws.size()], part, c.N, Kb);
+  }, part, y, {});
+  std::printf("%-20s READ NT=%-4d T=%-4d U=%-2d split=%-2d blocks=%-4d  %7.2f us %5.2f TB/s(W)\n", c.name, NT, T, U,
+              split, c.N / NT * split, t.us, TBs(c, t.us));
 }
 
 template <int M, int T, int U>
@@ -534,39 +550,17 @@ void RunReg(const Case& c, int split, std::vector<__half*>& xs, std::vector<__ha
   if (bytes > 227 * 1024) return;
   auto k = GemvReg<M, T, U>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  dim3 grid(c.N / 256, split);
-  k<<<grid, T, bytes>>>(xs[0], ws[0], part, c.K, c.N, Kb);
-  CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-  std::vector<float> hp((size_t)split * M * c.N);
-  CK(cudaMemcpy(hp.data(), part, hp.size() * 4, cudaMemcpyDeviceToHost));
-  double err = 0, mx = 0;
-  for (int m = 0; m < c.M; ++m)
-    for (int n = 0; n < c.N; ++n) {
-      double s = 0;
-      for (int q = 0; q < split; ++q) s += hp[((size_t)q * M + m) * c.N + n];
-      err = std::max(err, std::fabs(s - ref[(size_t)m * c.N + n])); mx = std::max(mx, (double)std::fabs(ref[(size_t)m * c.N + n]));
-    }
-  cudaStream_t st; CK(cudaStreamCreate(&st));
-  const int R = 24;
-  float us[2] = {0, 0};
-  for (int with_reduce = 0; with_reduce < (split > 1 ? 2 : 1); ++with_reduce) {
-    cudaGraph_t g; cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    for (int r = 0; r < R; ++r) {
-      k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
-      if (with_reduce) Reduce<<<132 * 2, 256, 0, st>>>(part, y, split, c.M * c.N);
-    }
-    CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-    us[with_reduce] = TimeGraph(ge, R);
-    CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g));
-  }
+  const dim3 grid(c.N / 256, split);
+  const Timed t = Measure(c, M, split, [&](cudaStream_t st, int r) {
+    k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
+  }, part, y, ref);
   std::printf("%-20s REG M%-2d T=%-4d U=%-2d split=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  +reduce %7.2f us  relerr %.1e\n",
-              c.name, M, T, U, split, c.N / 256 * split, bytes, us[0], (double)c.K * c.N * 2 / (us[0] * 1e-6) / 1e12, us[1], err / mx);
-  CK(cudaStreamDestroy(st));
+              c.name, M, T, U, split, c.N / 256 * split, bytes, t.us, TBs(c, t.us), t.us_reduce, t.relerr);
 }
 
 template <int M, int NT, int KC, int S, int T, int CL>
-void RunCl(const Case& c, std::vector<__half*>& xs, std::vector<__half*>& ws, float* part, const std::vector<float>& ref) {
+void RunCl(const Case& c, std::vector<__half*>& xs, std::vector<__half*>& ws, float* part, __half* y,
+           const std::vector<float>& ref) {
   const int split = CL;
   if (c.M != M || c.N % NT || c.K % (split * KC)) return;
   const int Kb = c.K / split;
@@ -576,27 +570,18 @@ void RunCl(const Case& c, std::vector<__half*>& xs, std::vector<__half*>& ws, fl
   if (bytes > 227 * 1024) return;
   auto k = Gemv<M, NT, KC, S, T, CL>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(c.N / NT, split); cfg.blockDim = dim3(T); cfg.dynamicSmemBytes = bytes;
-  cudaLaunchAttribute at[1]; at[0].id = cudaLaunchAttributeClusterDimension;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
   at[0].val.clusterDim.x = 1; at[0].val.clusterDim.y = CL; at[0].val.clusterDim.z = 1;
-  cfg.attrs = at; cfg.numAttrs = 1;
-  cfg.stream = 0;
-  CK(cudaLaunchKernelEx(&cfg, k, (const __half*)xs[0], (const __half*)ws[0], part, c.K, c.N, Kb));
-  CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-  std::vector<float> hp((size_t)M * c.N);
-  CK(cudaMemcpy(hp.data(), part, hp.size() * 4, cudaMemcpyDeviceToHost));
-  double err = 0, mx = 0;
-  for (size_t i = 0; i < (size_t)c.M * c.N; ++i) { err = std::max(err, (double)std::fabs(hp[i] - ref[i])); mx = std::max(mx, (double)std::fabs(ref[i])); }
-  cudaStream_t st; CK(cudaStreamCreate(&st)); cfg.stream = st;
-  const int R = 24; cudaGraph_t g; cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int r = 0; r < R; ++r) CK(cudaLaunchKernelEx(&cfg, k, (const __half*)xs[r % xs.size()], (const __half*)ws[r % ws.size()], part, c.K, c.N, Kb));
-  CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-  const float us = TimeGraph(ge, R);
+  const Timed t = Measure(c, M, 1, [&](cudaStream_t st, int r) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(c.N / NT, split); cfg.blockDim = dim3(T); cfg.dynamicSmemBytes = bytes;
+    cfg.attrs = at; cfg.numAttrs = 1; cfg.stream = st;
+    CK(cudaLaunchKernelEx(&cfg, k, (const __half*)xs[r % xs.size()], (const __half*)ws[r % ws.size()], part, c.K,
+                          c.N, Kb));
+  }, part, y, ref);
   std::printf("%-20s CLUSTER M%-2d NT=%-4d KC=%-3d S=%d T=%-4d cl=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  relerr %.1e\n",
-              c.name, M, NT, KC, S, T, CL, c.N / NT * split, bytes, us, (double)c.K * c.N * 2 / (us * 1e-6) / 1e12, err / mx);
-  CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g)); CK(cudaStreamDestroy(st));
+              c.name, M, NT, KC, S, T, CL, c.N / NT * split, bytes, t.us, TBs(c, t.us), t.relerr);
 }
 
 template <int M, int WN, int WK, int U>
@@ -609,35 +594,12 @@ void RunDirect(const Case& c, int split, std::vector<__half*>& xs, std::vector<_
   if (bytes > 227 * 1024) return;
   auto k = GemvDirect<M, WN, WK, U>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  dim3 grid(c.N / (64 * WN), split);
-  k<<<grid, T, bytes>>>(xs[0], ws[0], part, c.K, c.N, Kb);
-  CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-  std::vector<float> hp((size_t)split * M * c.N);
-  CK(cudaMemcpy(hp.data(), part, hp.size() * 4, cudaMemcpyDeviceToHost));
-  double err = 0, mx = 0;
-  for (int m = 0; m < c.M; ++m)
-    for (int n = 0; n < c.N; ++n) {
-      double s = 0;
-      for (int q = 0; q < split; ++q) s += hp[((size_t)q * M + m) * c.N + n];
-      err = std::max(err, std::fabs(s - ref[(size_t)m * c.N + n])); mx = std::max(mx, (double)std::fabs(ref[(size_t)m * c.N + n]));
-    }
-  cudaStream_t st; CK(cudaStreamCreate(&st));
-  const int R = 24;
-  float us[2] = {0, 0};
-  for (int with_reduce = 0; with_reduce < (split > 1 ? 2 : 1); ++with_reduce) {
-    cudaGraph_t g; cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    for (int r = 0; r < R; ++r) {
-      k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
-      if (with_reduce) Reduce<<<132 * 2, 256, 0, st>>>(part, y, split, c.M * c.N);
-    }
-    CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-    us[with_reduce] = TimeGraph(ge, R);
-    CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g));
-  }
+  const dim3 grid(c.N / (64 * WN), split);
+  const Timed t = Measure(c, M, split, [&](cudaStream_t st, int r) {
+    k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
+  }, part, y, ref);
   std::printf("%-20s DIRECT M%-2d WN=%d WK=%d U=%d T=%-4d split=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  +reduce %7.2f us  relerr %.1e\n",
-              c.name, M, WN, WK, U, T, split, c.N / (64 * WN) * split, bytes, us[0], (double)c.K * c.N * 2 / (us[0] * 1e-6) / 1e12, us[1], err / mx);
-  CK(cudaStreamDestroy(st));
+              c.name, M, WN, WK, U, T, split, c.N / (64 * WN) * split, bytes, t.us, TBs(c, t.us), t.us_reduce, t.relerr);
 }
 
 template <int M, int NT, int KC, int S, int CW>
@@ -652,35 +614,12 @@ void RunBulk(const Case& c, int split, std::vector<__half*>& xs, std::vector<__h
   if (bytes > 227 * 1024) return;
   auto k = GemvBulk<M, NT, KC, S, CW>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  dim3 grid(c.N / NT, split);
-  k<<<grid, T, bytes>>>(xs[0], ws[0], part, c.K, c.N, Kb);
-  CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-  std::vector<float> hp((size_t)split * M * c.N);
-  CK(cudaMemcpy(hp.data(), part, hp.size() * 4, cudaMemcpyDeviceToHost));
-  double err = 0, mx = 0;
-  for (int m = 0; m < c.M; ++m)
-    for (int n = 0; n < c.N; ++n) {
-      double s = 0;
-      for (int q = 0; q < split; ++q) s += hp[((size_t)q * M + m) * c.N + n];
-      err = std::max(err, std::fabs(s - ref[(size_t)m * c.N + n])); mx = std::max(mx, (double)std::fabs(ref[(size_t)m * c.N + n]));
-    }
-  cudaStream_t st; CK(cudaStreamCreate(&st));
-  const int R = 24;
-  float us[2] = {0, 0};
-  for (int with_reduce = 0; with_reduce < (split > 1 ? 2 : 1); ++with_reduce) {
-    cudaGraph_t g; cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    for (int r = 0; r < R; ++r) {
-      k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
-      if (with_reduce) Reduce<<<132 * 2, 256, 0, st>>>(part, y, split, c.M * c.N);
-    }
-    CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-    us[with_reduce] = TimeGraph(ge, R);
-    CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g));
-  }
+  const dim3 grid(c.N / NT, split);
+  const Timed t = Measure(c, M, split, [&](cudaStream_t st, int r) {
+    k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
+  }, part, y, ref);
   std::printf("%-20s BULK M%-2d NT=%-4d KC=%-3d S=%d CW=%-2d split=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  +reduce %7.2f us  relerr %.1e\n",
-              c.name, M, NT, KC, S, CW, split, c.N / NT * split, bytes, us[0], (double)c.K * c.N * 2 / (us[0] * 1e-6) / 1e12, us[1], err / mx);
-  CK(cudaStreamDestroy(st));
+              c.name, M, NT, KC, S, CW, split, c.N / NT * split, bytes, t.us, TBs(c, t.us), t.us_reduce, t.relerr);
 }
 
 int main() {
@@ -708,14 +647,32 @@ int main() {
     }
     float* part; __half* y;
     CK(cudaMalloc(&part, 64 * 16 * (size_t)c.N * 4)); CK(cudaMalloc(&y, 16 * (size_t)c.N * 2));
-#define V(NT, KC, S, T, SPLIT) do { Run<1, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref, hx, hw); \
-    Run<2, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref, hx, hw); Run<8, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref, hx, hw); \
-    Run<16, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref, hx, hw); } while (0)
-#define B4(NT, KC, S, CW, SPLIT) do { RunBulk<1, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); RunBulk<2, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); \
-    RunBulk<8, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); RunBulk<16, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); } while (0)
-    B4(1024, 16, 4, 8, 16); B4(1024, 16, 4, 8, 32); B4(1024, 16, 6, 8, 16); B4(512, 16, 6, 8, 32); B4(512, 32, 4, 8, 16);
-    B4(2048, 16, 3, 16, 32); B4(1024, 32, 3, 8, 16); B4(512, 16, 8, 4, 32); B4(1024, 16, 3, 4, 32);
-    V(64, 256, 3, 256, 1);
+    // One line per structure of docs/performance.md ("GEMV structures on the H200"); M ∈ {1, 2,
+    // 8, 16} instantiated, the case's M runs.
+#define V(NT, KC, S, T, SPLIT) do { Run<1, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref); \
+    Run<2, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref); Run<8, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref); \
+    Run<16, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref); } while (0)
+#define C4(NT, KC, S, T, CLS) do { RunCl<1, NT, KC, S, T, CLS>(c, xs, ws, part, y, ref); \
+    RunCl<2, NT, KC, S, T, CLS>(c, xs, ws, part, y, ref); RunCl<8, NT, KC, S, T, CLS>(c, xs, ws, part, y, ref); \
+    RunCl<16, NT, KC, S, T, CLS>(c, xs, ws, part, y, ref); } while (0)
+#define R2(T, U, SPLIT) do { RunReg<1, T, U>(c, SPLIT, xs, ws, part, y, ref); RunReg<2, T, U>(c, SPLIT, xs, ws, part, y, ref); \
+    RunReg<8, T, U>(c, SPLIT, xs, ws, part, y, ref); } while (0)
+#define D4(WN, WK, U, SPLIT) do { RunDirect<1, WN, WK, U>(c, SPLIT, xs, ws, part, y, ref); \
+    RunDirect<2, WN, WK, U>(c, SPLIT, xs, ws, part, y, ref); RunDirect<8, WN, WK, U>(c, SPLIT, xs, ws, part, y, ref); \
+    RunDirect<16, WN, WK, U>(c, SPLIT, xs, ws, part, y, ref); } while (0)
+#define B4(NT, KC, S, CW, SPLIT) do { RunBulk<1, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); \
+    RunBulk<2, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); RunBulk<8, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); \
+    RunBulk<16, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); } while (0)
+    if (c.M <= 2) {  // pure-read ceilings, once per shape
+      RunRead<64, 256, 4>(c, 1, ws, part, y); RunRead<128, 256, 4>(c, 4, ws, part, y);
+      RunRead<256, 256, 8>(c, 8, ws, part, y); RunRead<256, 256, 8>(c, 16, ws, part, y);
+      RunRead<512, 512, 8>(c, 8, ws, part, y);
+    }
+    V(64, 256, 3, 256, 1); V(64, 256, 4, 512, 1); V(128, 64, 4, 128, 16); V(256, 64, 4, 256, 4); V(128, 128, 4, 256, 8);
+    C4(128, 64, 3, 128, 8); C4(256, 64, 4, 256, 4); C4(512, 32, 4, 256, 8);
+    R2(512, 4, 8); R2(256, 8, 8); R2(128, 8, 16);
+    D4(2, 2, 4, 8); D4(1, 8, 2, 2); D4(1, 16, 2, 1); D4(1, 4, 4, 4);
+    B4(64, 256, 4, 8, 1); B4(1024, 16, 4, 8, 16); B4(1024, 32, 3, 8, 16);
     for (int i = 0; i < kCopies; ++i) { CK(cudaFree(xs[i])); CK(cudaFree(ws[i])); }
     CK(cudaFree(part)); CK(cudaFree(y));
   }
