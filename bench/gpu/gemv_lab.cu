@@ -37,6 +37,55 @@ __device__ __forceinline__ void LdsmX4T(u32 (&b)[4], const void* p) {
 
 // Block (bx, by): columns [bx·NT, +NT), K range [by·Kb, +Kb), Kb = K / SPLIT, Kb / KC stages.
 // Warps: WN along N (NT/WN ≥ 16 columns each), WK = warps/WN along the stage's k16 chunks.
+// One pipeline stage's mma work of a warp: its k16 chunks (wk, wk + WK, ...) of the [KC, NT]
+// W tile at `st` (pitch WP) times the [M, KC] X tile at `xs` (pitch XP), into acc (kN8 n8 tiles
+// of the warp's kCols columns at wn·kCols).
+template <int M, int KC, int kWK, int kWP, int kXP, int kCols, int kN8>
+__device__ __forceinline__ void StageMma(float (&acc)[kN8][4], const __half* st, const __half* xs, int wn, int wk,
+                                         int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int kk = wk * 16; kk < KC; kk += kWK * 16) {
+    u32 a[4] = {0, 0, 0, 0};
+    if (g < M) {
+      a[0] = *reinterpret_cast<const u32*>(xs + g * kXP + kk + 2 * t);
+      a[2] = *reinterpret_cast<const u32*>(xs + g * kXP + kk + 8 + 2 * t);
+    }
+    if (g + 8 < M) {
+      a[1] = *reinterpret_cast<const u32*>(xs + (g + 8) * kXP + kk + 2 * t);
+      a[3] = *reinterpret_cast<const u32*>(xs + (g + 8) * kXP + kk + 8 + 2 * t);
+    }
+#pragma unroll
+    for (int j = 0; j < kN8; j += 2) {
+      const int mi = lane >> 3, r = lane & 7;
+      u32 b[4];
+      LdsmX4T(b, st + (kk + (mi & 1) * 8 + r) * kWP + wn * kCols + j * 8 + (mi >> 1) * 8);
+      Mma(acc[j], a, b[0], b[1]);
+      Mma(acc[j + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// Sums the accumulators of the kWK warps along K into warp row wk = 0, through `red` (shared);
+// barrier() synchronizes the warps taking part.
+template <int kWK, int kWN, int kN8, typename Barrier>
+__device__ __forceinline__ void SumOverK(float (&acc)[kN8][4], float* red, int wn, int wk, int lane, Barrier barrier) {
+  if constexpr (kWK > 1) {
+#pragma unroll
+    for (int j = 0; j < kN8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) red[((wk * kWN + wn) * kN8 + j) * 128 + e * 32 + lane] = acc[j][e];
+    barrier();
+    if (wk == 0) {
+      for (int w2 = 1; w2 < kWK; ++w2)
+#pragma unroll
+        for (int j = 0; j < kN8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[j][e] += red[((w2 * kWN + wn) * kN8 + j) * 128 + e * 32 + lane];
+    }
+  }
+}
+
 __device__ __forceinline__ void ClusterSync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
@@ -92,45 +141,13 @@ __global__ void __launch_bounds__(T) Gemv(const __half* __restrict__ X, const __
     Commit();
     const __half* st = sm + (it % S) * kStage;
     const __half* xs = st + KC * kWP;
-#pragma unroll
-    for (int kk = wk * 16; kk < KC; kk += kWK * 16) {
-      u32 a[4] = {0, 0, 0, 0};
-      if (g < M) {
-        a[0] = *reinterpret_cast<const u32*>(xs + g * kXP + kk + 2 * t);
-        a[2] = *reinterpret_cast<const u32*>(xs + g * kXP + kk + 8 + 2 * t);
-      }
-      if (g + 8 < M) {
-        a[1] = *reinterpret_cast<const u32*>(xs + (g + 8) * kXP + kk + 2 * t);
-        a[3] = *reinterpret_cast<const u32*>(xs + (g + 8) * kXP + kk + 8 + 2 * t);
-      }
-#pragma unroll
-      for (int j = 0; j < kN8; j += 2) {
-        const int mi = lane >> 3, r = lane & 7;
-        u32 b[4];
-        LdsmX4T(b, st + (kk + (mi & 1) * 8 + r) * kWP + wn * kCols + j * 8 + (mi >> 1) * 8);
-        Mma(acc[j], a, b[0], b[1]);
-        Mma(acc[j + 1], a, b[2], b[3]);
-      }
-    }
+    StageMma<M, KC, kWK, kWP, kXP, kCols, kN8>(acc, st, xs, wn, wk, lane);
   }
   Wait<0>();
   __syncthreads();
   // reduce over WK through shared memory, then store f32 (partials of split `by`)
   float* red = reinterpret_cast<float*>(sm);
-  if (kWK > 1) {
-#pragma unroll
-    for (int j = 0; j < kN8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) red[((wk * kWN + wn) * kN8 + j) * 128 + e * 32 + lane] = acc[j][e];
-    __syncthreads();
-    if (wk == 0) {
-      for (int w2 = 1; w2 < kWK; ++w2)
-#pragma unroll
-        for (int j = 0; j < kN8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[j][e] += red[((w2 * kWN + wn) * kN8 + j) * 128 + e * 32 + lane];
-    }
-  }
+  SumOverK<kWK, kWN, kN8>(acc, red, wn, wk, lane, [] { __syncthreads(); });
   if (CL > 1) {  // partial tile [M][NT] in this block's shared memory, summed across the cluster
     float* tile = reinterpret_cast<float*>(sm) + kWarps * kN8 * 128;
     if (wk == 0) {
@@ -399,45 +416,14 @@ __global__ void __launch_bounds__(32 * (CW + 1)) GemvBulk(const __half* __restri
     MbarWait(&full[stg], (it / S) & 1);
     const __half* st = sm + stg * kStage;
     const __half* xs = st + KC * kWP;
-#pragma unroll
-    for (int kk = wk * 16; kk < KC; kk += kWK * 16) {
-      u32 a[4] = {0, 0, 0, 0};
-      if (g < M) {
-        a[0] = *reinterpret_cast<const u32*>(xs + g * kXP + kk + 2 * t);
-        a[2] = *reinterpret_cast<const u32*>(xs + g * kXP + kk + 8 + 2 * t);
-      }
-      if (g + 8 < M) {
-        a[1] = *reinterpret_cast<const u32*>(xs + (g + 8) * kXP + kk + 2 * t);
-        a[3] = *reinterpret_cast<const u32*>(xs + (g + 8) * kXP + kk + 8 + 2 * t);
-      }
-#pragma unroll
-      for (int j = 0; j < kN8; j += 2) {
-        const int mi = lane >> 3, r = lane & 7;
-        u32 b[4];
-        LdsmX4T(b, st + (kk + (mi & 1) * 8 + r) * kWP + wn * kCols + j * 8 + (mi >> 1) * 8);
-        Mma(acc[j], a, b[0], b[1]);
-        Mma(acc[j + 1], a, b[2], b[3]);
-      }
-    }
+    StageMma<M, KC, kWK, kWP, kXP, kCols, kN8>(acc, st, xs, wn, wk, lane);
     __syncwarp();
     if (lane == 0) MbarArrive(&empty[stg]);
   }
   // reduce over kWK (named barrier for the consumer warps only)
   float* red = reinterpret_cast<float*>(sm);
   asm volatile("bar.sync 1, %0;" :: "n"(CW * 32));
-  if (kWK > 1) {
-#pragma unroll
-    for (int j = 0; j < kN8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) red[((wk * kWN + wn) * kN8 + j) * 128 + e * 32 + lane] = acc[j][e];
-    asm volatile("bar.sync 1, %0;" :: "n"(CW * 32));
-    if (wk == 0)
-      for (int w2 = 1; w2 < kWK; ++w2)
-#pragma unroll
-        for (int j = 0; j < kN8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[j][e] += red[((w2 * kWN + wn) * kN8 + j) * 128 + e * 32 + lane];
-  }
+  SumOverK<kWK, kWN, kN8>(acc, red, wn, wk, lane, [] { asm volatile("bar.sync 1, %0;" :: "n"(CW * 32)); });
   if (wk == 0) {
     float* y = Y + (long long)blockIdx.y * M * N;
 #pragma unroll
