@@ -37,6 +37,21 @@ __device__ __forceinline__ void LdsmX4T(u32 (&b)[4], const void* p) {
 
 // Block (bx, by): columns [bx·NT, +NT), K range [by·Kb, +Kb), Kb = K / SPLIT, Kb / KC stages.
 // Warps: WN along N (NT/WN ≥ 16 columns each), WK = warps/WN along the stage's k16 chunks.
+// The m16k16 A fragment of rows [0, 16) (rows ≥ M zero) × cols [kk, kk + 16) of a row-major f16
+// tile with pitch xp.
+template <int M>
+__device__ __forceinline__ void LoadA(u32 (&a)[4], const __half* xs, int xp, int kk, int g, int t) {
+  a[0] = a[1] = a[2] = a[3] = 0;
+  if (g < M) {
+    a[0] = *reinterpret_cast<const u32*>(xs + g * xp + kk + 2 * t);
+    a[2] = *reinterpret_cast<const u32*>(xs + g * xp + kk + 8 + 2 * t);
+  }
+  if (g + 8 < M) {
+    a[1] = *reinterpret_cast<const u32*>(xs + (g + 8) * xp + kk + 2 * t);
+    a[3] = *reinterpret_cast<const u32*>(xs + (g + 8) * xp + kk + 8 + 2 * t);
+  }
+}
+
 // One pipeline stage's mma work of a warp: its k16 chunks (wk, wk + WK, ...) of the [KC, NT]
 // W tile at `st` (pitch WP) times the [M, KC] X tile at `xs` (pitch XP), into acc (kN8 n8 tiles
 // of the warp's kCols columns at wn·kCols).
@@ -46,15 +61,8 @@ __device__ __forceinline__ void StageMma(float (&acc)[kN8][4], const __half* st,
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int kk = wk * 16; kk < KC; kk += kWK * 16) {
-    u32 a[4] = {0, 0, 0, 0};
-    if (g < M) {
-      a[0] = *reinterpret_cast<const u32*>(xs + g * kXP + kk + 2 * t);
-      a[2] = *reinterpret_cast<const u32*>(xs + g * kXP + kk + 8 + 2 * t);
-    }
-    if (g + 8 < M) {
-      a[1] = *reinterpret_cast<const u32*>(xs + (g + 8) * kXP + kk + 2 * t);
-      a[3] = *reinterpret_cast<const u32*>(xs + (g + 8) * kXP + kk + 8 + 2 * t);
-    }
+    u32 a[4];
+    LoadA<M>(a, xs, kXP, kk, g, t);
 #pragma unroll
     for (int j = 0; j < kN8; j += 2) {
       const int mi = lane >> 3, r = lane & 7;
@@ -84,6 +92,14 @@ __device__ __forceinline__ void SumOverK(float (&acc)[kN8][4], float* red, int w
           for (int e = 0; e < 4; ++e) acc[j][e] += red[((w2 * kWN + wn) * kN8 + j) * 128 + e * 32 + lane];
     }
   }
+}
+
+// Stores one m16n8 accumulator fragment (rows g and g + 8 below M, columns c0 and c1) into a
+// row-major f32 array with row pitch ld.
+template <int M>
+__device__ __forceinline__ void StoreFragment(float* dst, long long ld, int g, int c0, int c1, const float (&d)[4]) {
+  if (g < M) { dst[(long long)g * ld + c0] = d[0]; dst[(long long)g * ld + c1] = d[1]; }
+  if (g + 8 < M) { dst[(long long)(g + 8) * ld + c0] = d[2]; dst[(long long)(g + 8) * ld + c1] = d[3]; }
 }
 
 __device__ __forceinline__ void ClusterSync() {
@@ -154,8 +170,7 @@ __global__ void __launch_bounds__(T) Gemv(const __half* __restrict__ X, const __
 #pragma unroll
       for (int j = 0; j < kN8; ++j) {
         const int col = wn * kCols + j * 8 + 2 * t;
-        if (g < M) { tile[g * NT + col] = acc[j][0]; tile[g * NT + col + 1] = acc[j][1]; }
-        if (g + 8 < M) { tile[(g + 8) * NT + col] = acc[j][2]; tile[(g + 8) * NT + col + 1] = acc[j][3]; }
+        StoreFragment<M>(tile, NT, g, col, col + 1, acc[j]);
       }
     }
     ClusterSync();
@@ -175,8 +190,7 @@ __global__ void __launch_bounds__(T) Gemv(const __half* __restrict__ X, const __
 #pragma unroll
     for (int j = 0; j < kN8; ++j) {
       const int col = n0 + wn * kCols + j * 8 + 2 * t;
-      if (g < M) { y[(long long)g * N + col] = acc[j][0]; y[(long long)g * N + col + 1] = acc[j][1]; }
-      if (g + 8 < M) { y[(long long)(g + 8) * N + col] = acc[j][2]; y[(long long)(g + 8) * N + col + 1] = acc[j][3]; }
+      StoreFragment<M>(y, N, g, col, col + 1, acc[j]);
     }
   }
 }
@@ -310,15 +324,8 @@ __global__ void __launch_bounds__(32 * WN * WK) GemvDirect(const __half* __restr
     for (int u = 0; u < U; ++u) {
       const int st = s0 + u * WK;
       const int kk = (st < steps ? st : 0) * 16;
-      u32 a[4] = {0, 0, 0, 0};
-      if (g < M) {
-        a[0] = *reinterpret_cast<const u32*>(xsm + g * xp + kk + 2 * t);
-        a[2] = *reinterpret_cast<const u32*>(xsm + g * xp + kk + 8 + 2 * t);
-      }
-      if (g + 8 < M) {
-        a[1] = *reinterpret_cast<const u32*>(xsm + (g + 8) * xp + kk + 2 * t);
-        a[3] = *reinterpret_cast<const u32*>(xsm + (g + 8) * xp + kk + 8 + 2 * t);
-      }
+      u32 a[4];
+      LoadA<M>(a, xsm, xp, kk, g, t);
       const u32* w0 = reinterpret_cast<const u32*>(&r[u][0]);
       const u32* w1 = reinterpret_cast<const u32*>(&r[u][1]);
       const u32* w8 = reinterpret_cast<const u32*>(&r[u][2]);
@@ -351,8 +358,7 @@ __global__ void __launch_bounds__(32 * WN * WK) GemvDirect(const __half* __restr
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int c0 = nb + 8 * (2 * t) + j, c1 = nb + 8 * (2 * t + 1) + j;
-      if (g < M) { y[(long long)g * N + c0] = acc[j][0]; y[(long long)g * N + c1] = acc[j][1]; }
-      if (g + 8 < M) { y[(long long)(g + 8) * N + c0] = acc[j][2]; y[(long long)(g + 8) * N + c1] = acc[j][3]; }
+      StoreFragment<M>(y, N, g, c0, c1, acc[j]);
     }
   }
 }
@@ -429,8 +435,7 @@ __global__ void __launch_bounds__(32 * (CW + 1)) GemvBulk(const __half* __restri
 #pragma unroll
     for (int j = 0; j < kN8; ++j) {
       const int col = n0 + wn * kCols + j * 8 + 2 * t;
-      if (g < M) { y[(long long)g * N + col] = acc[j][0]; y[(long long)g * N + col + 1] = acc[j][1]; }
-      if (g + 8 < M) { y[(long long)(g + 8) * N + col] = acc[j][2]; y[(long long)(g + 8) * N + col + 1] = acc[j][3]; }
+      StoreFragment<M>(y, N, g, col, col + 1, acc[j]);
     }
   }
 }
