@@ -41,26 +41,33 @@ if [ "$SET" = all ] || [ "$SET" = attention ]; then
   # gqa / qknorm_gqa: gx splits the heads (2b), gy the 256 query rows, gz the 4096 KV
   # positions; F walks each block's KV range in chunks of 4096/gz/F. A 7th field W sets
   # CodegenOptions::attention_tiles_per_warp (2: two row tiles per warp sharing K/V fragments),
-  # an 8th P=1 attention_pipeline (software-pipelined loop, S >= 3).
+  # an 8th P=1 attention_pipeline (software-pipelined loop, S >= 3), a 9th L=1
+  # attention_lazy_rescale, a 10th E=1 attention_exp_f16x2. ATT_B1 / ATT_B8 replace the lists.
   B1="2,8,8,4,128,3 2,8,8,8,128,3 2,4,16,4,256,3 2,4,16,2,128,3,2 2,4,16,4,128,3,2
       2,8,8,8,128,4,0,1 2,8,8,4,128,4,0,1 2,4,16,4,128,4,2,1 2,4,16,2,128,4,2,1
       2,8,8,8,128,3,0,1 2,4,16,4,256,4,0,1 2,8,16,4,128,4,0,1"
   B8="16,1,8,8,512,2 16,2,4,16,256,3 16,2,4,8,256,3,2 16,1,8,8,256,3,2 16,2,4,16,128,3,2
       16,2,4,16,256,4,0,1 16,2,4,16,256,4,2,1 16,2,4,8,256,4,2,1 16,1,8,8,256,4,2,1
       16,2,4,16,128,4,2,1 16,1,8,8,512,4,0,1 16,4,4,16,128,4,0,1 16,2,4,16,256,3,2,1"
+  B1=${ATT_B1:-$B1}
+  B8=${ATT_B8:-$B8}
   for fx in gqa qknorm_gqa; do
     for bs in 1 8; do
       if [ $bs = 1 ]; then list=$B1; else list=$B8; fi
       for v in $list; do
-        IFS=, read -r gx gy gz f t s w pl <<<"$v"
+        IFS=, read -r gx gy gz f t s w pl lz ex <<<"$v"
         w=${w:-0}
         pl=${pl:-0}
+        lz=${lz:-0}
+        ex=${ex:-0}
         name=${fx}_b${bs}_x${gx}_y${gy}_z${gz}_F${f}_T${t}_S${s}
         [ "$w" = 0 ] || name=${name}_W$w
         [ "$pl" = 0 ] || name=${name}_P
+        [ "$lz" = 0 ] || name=${name}_L
+        [ "$ex" = 0 ] || name=${name}_E
         mkdir -p .carry/gen/$name
         "$BUILD"/tests/codegen/codegen_emit $fx $bs gx=$gx,gy=$gy,gz=$gz,F=$f,T=$t,S=$s \
-          .carry/gen/$name "" $w $pl || { echo "skipped $name"; rmdir .carry/gen/$name; }
+          .carry/gen/$name "" $w $pl $lz $ex || { echo "skipped $name"; rmdir .carry/gen/$name; }
       done
     done
   done

@@ -40,16 +40,36 @@ __device__ __forceinline__ void CpAsyncWait() {
 
 // Copies a rows × cols tile of f16 (cols % 8 == 0; global row pitch `ld` elements, 16-byte
 // aligned rows) into shared memory with row pitch `spitch` elements, all threads cooperating.
+// When the threads cover whole rows (kThreads a multiple of cols/8) each thread keeps one
+// 16-byte column and steps down the rows by a constant stride, fully unrolled: one shared and
+// one global base address per thread, the copies at immediate offsets. Otherwise chunk c =
+// tid + i·kThreads goes to (c / (cols/8), c % (cols/8)).
 template <int kRows, int kCols, int kThreads>
 __device__ __forceinline__ void LoadTileAsync(f16_t* smem, int spitch, const f16_t* gmem,
                                               long long ld, int tid) {
   constexpr int kChunksPerRow = kCols / 8;
   constexpr int kChunks = kRows * kChunksPerRow;
+  if constexpr (kThreads % kChunksPerRow == 0) {
+    constexpr int kRowStep = kThreads / kChunksPerRow;  // rows per pass of all threads
+    constexpr int kPasses = (kRows + kRowStep - 1) / kRowStep;
+    const int r0 = tid / kChunksPerRow, k = (tid % kChunksPerRow) * 8;
+    const u32_t s = static_cast<u32_t>(__cvta_generic_to_shared(smem + r0 * spitch + k));
+    const f16_t* g = gmem + r0 * ld + k;
+#pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+      if (kRows % kRowStep == 0 || r0 + i * kRowStep < kRows) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                         s + static_cast<u32_t>(i * kRowStep * spitch * 2)),
+                     "l"(g + i * kRowStep * ld));
+      }
+    }
+  } else {
 #pragma unroll 4
-  for (int c = tid; c < kChunks; c += kThreads) {
-    const int r = c / kChunksPerRow;
-    const int k = (c % kChunksPerRow) * 8;
-    CpAsync16(smem + r * spitch + k, gmem + r * ld + k);
+    for (int c = tid; c < kChunks; c += kThreads) {
+      const int r = c / kChunksPerRow;
+      const int k = (c % kChunksPerRow) * 8;
+      CpAsync16(smem + r * spitch + k, gmem + r * ld + k);
+    }
   }
 }
 
@@ -148,6 +168,18 @@ __device__ __forceinline__ float Exp2(float x) {
 __device__ __forceinline__ u32_t PackF16x2(float lo, float hi) {
   u32_t r;  // cvt.rn.f16x2.f32 d, a, b puts a in the upper half
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+// 2^x of both f16 halves (MUFU, one instruction for two values; sm_75+).
+__device__ __forceinline__ u32_t Exp2F16x2(u32_t x) {
+  u32_t y;
+  asm("ex2.approx.f16x2 %0, %1;" : "=r"(y) : "r"(x));
+  return y;
+}
+// Elementwise product of two f16x2 values (round to nearest even).
+__device__ __forceinline__ u32_t MulF16x2(u32_t a, u32_t b) {
+  u32_t r;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
   return r;
 }
 __device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }

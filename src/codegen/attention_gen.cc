@@ -25,7 +25,10 @@
 //   - after the loop the warps' partial sums (ws > 1) are added through shared memory (aliasing
 //     the stages) and the block stores its tiles with coalesced stores;
 //   - options: attention_tiles_per_warp = 2 (a warp's two tiles share each K/V fragment),
-//     attention_pipeline (S of chunk i+1 issued before the softmax of chunk i; S ≥ 3).
+//     attention_pipeline (S of chunk i+1 issued before the softmax of chunk i; S ≥ 3),
+//     attention_lazy_rescale (m moves only when a chunk exceeds it by more than 8, log2 units;
+//     the rescale is a warp-uniform branch), attention_exp_f16x2 (P as ex2.approx.f16x2 of
+//     f16-rounded arguments; Σ P as P times a ones fragment on the tensor cores).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -71,6 +74,8 @@ class AttentionGen {
   int warps_ = 0, mph_ = 0, tiles_ = 0, groups_ = 0, ws_ = 1, tpw_ = 1;
   int64_t lw_ = 0;
   bool pipeline_ = false;  // CodegenOptions::attention_pipeline
+  bool lazy_ = false;      // CodegenOptions::attention_lazy_rescale
+  bool exp16_ = false;     // CodegenOptions::attention_exp_f16x2
 };
 
 absl::Status AttentionGen::Analyze() {
@@ -220,6 +225,8 @@ absl::Status AttentionGen::Analyze() {
   }
   ws_ = warps_ / groups_;
   pipeline_ = options_.attention_pipeline;
+  lazy_ = options_.attention_lazy_rescale;
+  exp16_ = options_.attention_exp_f16x2;
   if (pipeline_ && k_.stages < 3) {
     return KernelErr(
         absl::StrCat("the software-pipelined attention loop needs at least 3 "
@@ -263,8 +270,18 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   const int64_t v_off = gt_ * k_head;
   launch.stage_bytes = gt_ * (k_head + v_head);
   const int64_t rows = static_cast<int64_t>(tiles_) * 16;
-  const int64_t red_l_off = ws_ * rows * dv_ * 4;
-  launch.reduction_bytes = red_l_off + ws_ * rows * 4;
+  // The reduction rows are padded by 8 floats: the fragment writes (rows g = lane/4 at a pitch
+  // of Dv + 8 words) then fall in distinct banks within each half-warp.
+  const int64_t rpitch = dv_ + 8;
+  const int64_t red_l_off = ws_ * rows * rpitch * 4;
+  // One warp per row tile along the chunk (ws = 1): no cross-warp sum, so every thread stores
+  // its accumulator fragments straight to global memory (float2 / f16 pairs at even columns),
+  // without the shared round trip and its barrier.
+  bool direct = ws_ == 1;
+  for (int out : outputs_) {
+    if (p_.tensors[k_.ops[out].tensor].shape[2] % 2 != 0) direct = false;
+  }
+  launch.reduction_bytes = direct ? 0 : red_l_off + ws_ * rows * 4;
   launch.dynamic_smem_bytes =
       stage_off + std::max(stages * launch.stage_bytes, launch.reduction_bytes);
   if (launch.dynamic_smem_bytes > options_.max_dynamic_smem_bytes) {
@@ -275,7 +292,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                      " B), over the limit of ", options_.max_dynamic_smem_bytes));
   }
   const int64_t nl = lw_ / 8;  // n8 score tiles per warp
-  launch.accumulator_regs = tpw_ * (dv_ / 8 * 4 + 4 + nl * 4 * (pipeline_ ? 2 : 1));
+  launch.accumulator_regs =
+      tpw_ * (dv_ / 8 * 4 + (exp16_ ? 6 : 4) + nl * 4 * (pipeline_ ? 2 : 1));
 
   const ConcreteTensor& kt = p_.tensors[k_.ops[k_in_].tensor];
   const ConcreteTensor& vt = p_.tensors[k_.ops[v_].tensor];
@@ -334,8 +352,14 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   absl::StrAppend(&s, "  u32_t qf[", tpw_, "][", d_ / 16, "][4];  // Q A fragments\n");
   absl::StrAppend(&s, "  float o[", tpw_, "][", dv_ / 8,
                   "][4] = {};  // Σ P·V (scaled by exp(-m))\n");
-  absl::StrAppend(&s, "  float m_lo[", tpw_, "], m_hi[", tpw_, "], l_lo[", tpw_, "] = {}, l_hi[",
-                  tpw_, "] = {};  // running row max, Σ P\n");
+  if (exp16_) {
+    absl::StrAppend(&s, "  float m_lo[", tpw_, "], m_hi[", tpw_, "], lacc[", tpw_,
+                    "][4] = {};  // running row max; Σ P (P·ones: every column a row sum)\n");
+    absl::StrAppend(&s, "  const u32_t ones[2] = {0x3c003c00u, 0x3c003c00u};  // f16 1.0 pairs\n");
+  } else {
+    absl::StrAppend(&s, "  float m_lo[", tpw_, "], m_hi[", tpw_, "], l_lo[", tpw_,
+                    "] = {}, l_hi[", tpw_, "] = {};  // running row max, Σ P\n");
+  }
   absl::StrAppend(&s, "  float qsc_lo[", tpw_, "], qsc_hi[", tpw_,
                   "];  // log2(e) · rms(Q) row factor\n");
   absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_,
@@ -420,38 +444,77 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     "; ++j) {\n        mx_lo = fmaxf(mx_lo, fmaxf(", sc, "[tp][j][0], ", sc,
                     "[tp][j][1]));\n        mx_hi = fmaxf(mx_hi, fmaxf(", sc, "[tp][j][2], ", sc,
                     "[tp][j][3]));\n      }\n");
-    absl::StrAppend(
-        &c,
-        "      // m in log2 units: m = max(m_old, log2(e)·scale·max_j s)\n"
-        "      const float mn_lo = fmaxf(m_lo[tp], QuadMax(mx_lo) * qsc_lo[tp]);\n"
-        "      const float mn_hi = fmaxf(m_hi[tp], QuadMax(mx_hi) * qsc_hi[tp]);\n"
-        "      const float a_lo = Exp2(m_lo[tp] - mn_lo), a_hi = Exp2(m_hi[tp] - mn_hi);\n"
-        "      m_lo[tp] = mn_lo;\n      m_hi[tp] = mn_hi;\n"
-        "      l_lo[tp] *= a_lo;\n      l_hi[tp] *= a_hi;\n");
-    absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", dv_ / 8,
-                    "; ++j) {\n        o[tp][j][0] *= a_lo; o[tp][j][1] *= a_lo;\n"
-                    "        o[tp][j][2] *= a_hi; o[tp][j][3] *= a_hi;\n      }\n");
-    // P = exp(S - m) → f16 A fragments; Dn sums the unrounded P.
+    // m in log2 units: m = max(m_old, log2(e)·scale·max_j s); lazily, only when some row of
+    // the warp exceeds m_old by more than 8 (then P ≤ 2^8).
+    absl::StrAppend(&c,
+                    "      const float cm_lo = QuadMax(mx_lo) * qsc_lo[tp], cm_hi = QuadMax(mx_hi) * "
+                    "qsc_hi[tp];\n");
+    absl::StrAppend(&c, lazy_ ? "      if (__any_sync(0xffffffffu, cm_lo > m_lo[tp] + 8.f || cm_hi > "
+                                "m_hi[tp] + 8.f)) {\n"
+                              : "      {\n");
+    absl::StrAppend(&c,
+                    "        const float mn_lo = fmaxf(m_lo[tp], cm_lo), mn_hi = fmaxf(m_hi[tp], "
+                    "cm_hi);\n"
+                    "        const float a_lo = Exp2(m_lo[tp] - mn_lo), a_hi = Exp2(m_hi[tp] - "
+                    "mn_hi);\n"
+                    "        m_lo[tp] = mn_lo;\n        m_hi[tp] = mn_hi;\n");
+    absl::StrAppend(&c, exp16_ ? "        lacc[tp][0] *= a_lo; lacc[tp][1] *= a_lo; lacc[tp][2] *= "
+                                 "a_hi; lacc[tp][3] *= a_hi;\n"
+                               : "        l_lo[tp] *= a_lo;\n        l_hi[tp] *= a_hi;\n");
+    absl::StrAppend(&c, "#pragma unroll\n        for (int j = 0; j < ", dv_ / 8,
+                    "; ++j) {\n          o[tp][j][0] *= a_lo; o[tp][j][1] *= a_lo;\n"
+                    "          o[tp][j][2] *= a_hi; o[tp][j][3] *= a_hi;\n        }\n      }\n");
+    absl::StrAppend(&c, "      const float ml = m_lo[tp], mh = m_hi[tp];\n");
+    // P = exp(S - m) → f16 A fragments; Σ P sums the unrounded P (f32 exp) or the f16 P (on the
+    // tensor cores, below).
     absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", nl, "; ++j) {\n");
-    absl::StrAppend(
-        &c, "        const float p0 = Exp2(fmaf(", sc, "[tp][j][0], qsc_lo[tp], -mn_lo));\n",
-        "        const float p1 = Exp2(fmaf(", sc, "[tp][j][1], qsc_lo[tp], -mn_lo));\n",
-        "        const float p2 = Exp2(fmaf(", sc, "[tp][j][2], qsc_hi[tp], -mn_hi));\n",
-        "        const float p3 = Exp2(fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mn_hi));\n",
-        "        l_lo[tp] += p0 + p1;\n        l_hi[tp] += p2 + p3;\n");
-    if (rms_v_ >= 0) {
-      absl::StrAppend(&c, "        // ", OpLabel(k_, rms_v_),
-                      ": E·rms(V) = (E·diag(inv_v))·V\n"
-                      "        const float2 iv = *reinterpret_cast<const float2*>(",
-                      vinv_row, " + wh * ", lc_, " + col0 + j * 8 + 2 * t4);\n",
-                      "        pf[tp][j][0] = PackF16x2(p0 * iv.x, p1 * iv.y);\n"
-                      "        pf[tp][j][1] = PackF16x2(p2 * iv.x, p3 * iv.y);\n");
+    if (exp16_) {
+      absl::StrAppend(
+          &c, "        pf[tp][j][0] = Exp2F16x2(PackF16x2(fmaf(", sc, "[tp][j][0], qsc_lo[tp], -ml), fmaf(",
+          sc, "[tp][j][1], qsc_lo[tp], -ml)));\n", "        pf[tp][j][1] = Exp2F16x2(PackF16x2(fmaf(",
+          sc, "[tp][j][2], qsc_hi[tp], -mh), fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mh)));\n");
     } else {
-      absl::StrAppend(&c,
-                      "        pf[tp][j][0] = PackF16x2(p0, p1);\n"
-                      "        pf[tp][j][1] = PackF16x2(p2, p3);\n");
+      absl::StrAppend(
+          &c, "        const float p0 = Exp2(fmaf(", sc, "[tp][j][0], qsc_lo[tp], -ml));\n",
+          "        const float p1 = Exp2(fmaf(", sc, "[tp][j][1], qsc_lo[tp], -ml));\n",
+          "        const float p2 = Exp2(fmaf(", sc, "[tp][j][2], qsc_hi[tp], -mh));\n",
+          "        const float p3 = Exp2(fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mh));\n",
+          "        l_lo[tp] += p0 + p1;\n        l_hi[tp] += p2 + p3;\n");
     }
-    absl::StrAppend(&c, "      }\n    }\n");
+    if (exp16_) {
+      absl::StrAppend(&c, "      }\n");
+      // Σ P of the f16 P (before rms(V)'s column scale), on the tensor cores.
+      absl::StrAppend(&c, "#pragma unroll\n      for (int kc = 0; kc < ", lw_ / 16,
+                      "; ++kc) {  // Σ P = P·ones\n"
+                      "        const u32_t a[4] = {pf[tp][2 * kc][0], pf[tp][2 * kc][1], "
+                      "pf[tp][2 * kc + 1][0], pf[tp][2 * kc + 1][1]};\n"
+                      "        MmaM16N8K16(lacc[tp], a, ones);\n      }\n");
+      if (rms_v_ >= 0) {
+        absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", nl, "; ++j) {  // ",
+                        OpLabel(k_, rms_v_),
+                        ": E·rms(V) = (E·diag(inv_v))·V\n"
+                        "        const float2 iv = *reinterpret_cast<const float2*>(",
+                        vinv_row, " + wh * ", lc_, " + col0 + j * 8 + 2 * t4);\n"
+                        "        const u32_t iv2 = PackF16x2(iv.x, iv.y);\n"
+                        "        pf[tp][j][0] = MulF16x2(pf[tp][j][0], iv2);\n"
+                        "        pf[tp][j][1] = MulF16x2(pf[tp][j][1], iv2);\n      }\n");
+      }
+    } else {
+      if (rms_v_ >= 0) {
+        absl::StrAppend(&c, "        // ", OpLabel(k_, rms_v_),
+                        ": E·rms(V) = (E·diag(inv_v))·V\n"
+                        "        const float2 iv = *reinterpret_cast<const float2*>(",
+                        vinv_row, " + wh * ", lc_, " + col0 + j * 8 + 2 * t4);\n",
+                        "        pf[tp][j][0] = PackF16x2(p0 * iv.x, p1 * iv.y);\n"
+                        "        pf[tp][j][1] = PackF16x2(p2 * iv.x, p3 * iv.y);\n");
+      } else {
+        absl::StrAppend(&c,
+                        "        pf[tp][j][0] = PackF16x2(p0, p1);\n"
+                        "        pf[tp][j][1] = PackF16x2(p2, p3);\n");
+      }
+      absl::StrAppend(&c, "      }\n");
+    }
+    absl::StrAppend(&c, "    }\n");
     absl::StrAppend(&c, "#pragma unroll\n    for (int kc = 0; kc < ", lw_ / 16, "; ++kc) {  // ",
                     OpLabel(k_, ev_), "\n");
     absl::StrAppend(&c, "#pragma unroll\n      for (int np = 0; np < ", dv_ / 16,
@@ -513,46 +576,123 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, softmax_pv_code("sc", "base", "vinv"));
     absl::StrAppend(&s, stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
   }
+  if (direct) {
+    absl::StrAppend(&s, "  CpAsyncWait<0>();\n  // Partial sums × exp(m), stored from the fragments\n");
+    absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
+    absl::StrAppend(&s, "    const int r_lo = ((tile0 + tp) % ", mph_,
+                    ") * 16 + g, r_hi = r_lo + 8;  // rows of head wh\n");
+    absl::StrAppend(&s, "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n");
+    absl::StrAppend(
+        &s,
+        exp16_ ? "    const float sl = lacc[tp][0] * e_lo, sh = lacc[tp][2] * e_hi;\n"
+               : "    const float sl = QuadSum(l_lo[tp]) * e_lo, sh = QuadSum(l_hi[tp]) * e_hi;\n");
+    const bool ragged = mq_ % 16 != 0;
+    for (int out : outputs_) {
+      const ConcreteBlockOp& op = k_.ops[out];
+      const ConcreteTensor& t = p_.tensors[op.tensor];
+      const bool num = std::count(num_accs_.begin(), num_accs_.end(), op.operands[0]) > 0;
+      auto dst = [&](const std::string& r, const std::string& c) {
+        return absl::StrCat(ParamName(p_, op.tensor), " + ((", TileOrigin(k_, out, 0, false),
+                            " + wh) * ", t.shape[1], "LL + ", TileOrigin(k_, out, 1, false), " + ",
+                            r, ") * ", t.shape[2], "LL + ", TileOrigin(k_, out, 2, false), " + ", c);
+      };
+      absl::StrAppend(&s, "    // ", OpLabel(k_, out), " → ", t.name, " (",
+                      OpLabel(k_, op.operands[0]), ")\n");
+      if (num) {
+        const bool f16 = t.dtype == DType::kF16;
+        auto put = [&](const char* r, const char* e, int i0) {
+          const std::string a = absl::StrCat("o[tp][j][", i0, "] * ", e),
+                            b = absl::StrCat("o[tp][j][", i0 + 1, "] * ", e);
+          return f16 ? absl::StrCat("*reinterpret_cast<u32_t*>(", dst(r, "c"), ") = PackF16x2(", a,
+                                    ", ", b, ");")
+                     : absl::StrCat("*reinterpret_cast<float2*>(", dst(r, "c"), ") = make_float2(",
+                                    a, ", ", b, ");");
+        };
+        absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
+                        "; ++j) {\n      const int c = j * 8 + 2 * t4;\n");
+        absl::StrAppend(&s, "      ", ragged ? absl::StrCat("if (r_lo < ", mq_, ") ") : "",
+                        put("r_lo", "e_lo", 0), "\n");
+        absl::StrAppend(&s, "      ", ragged ? absl::StrCat("if (r_hi < ", mq_, ") ") : "",
+                        put("r_hi", "e_hi", 2), "\n    }\n");
+      } else {
+        const char* cv = t.dtype == DType::kF16 ? "F32ToF16" : "";
+        absl::StrAppend(&s, "    if (t4 == 0) {\n      ",
+                        ragged ? absl::StrCat("if (r_lo < ", mq_, ") ") : "", "*(", dst("r_lo", "0"),
+                        ") = ", cv, "(sl);\n      ",
+                        ragged ? absl::StrCat("if (r_hi < ", mq_, ") ") : "", "*(", dst("r_hi", "0"),
+                        ") = ", cv, "(sh);\n    }\n");
+      }
+    }
+    absl::StrAppend(&s, "  }\n}\n");
+    source += s;
+    return launch;
+  }
   // Partial sums × exp(m) into shared memory (aliasing the stages), then coalesced stores.
   absl::StrAppend(&s, "  CpAsyncWait<0>();\n  __syncthreads();\n");
   absl::StrAppend(&s, "  float* red = reinterpret_cast<float*>(smem + ", stage_off,
-                  ");  // [ws][tiles·16][Dv]\n");
-  absl::StrAppend(&s, "  float* redl = red + ", ws_ * rows * dv_, ";  // [ws][tiles·16]\n");
+                  ");  // [ws][tiles·16][Dv + 8]\n");
+  absl::StrAppend(&s, "  float* redl = red + ", ws_ * rows * rpitch, ";  // [ws][tiles·16]\n");
   absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
   absl::StrAppend(&s, "    const int r_lo = kv * ", rows,
                   " + (tile0 + tp) * 16 + g, r_hi = r_lo + 8;\n");
   absl::StrAppend(&s, "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n");
   absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
                   "; ++j) {\n      const int c = j * 8 + 2 * t4;\n");
-  absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r_lo * ", dv_,
+  absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r_lo * ", rpitch,
                   " + c) = make_float2(o[tp][j][0] * e_lo, o[tp][j][1] * e_lo);\n");
-  absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r_hi * ", dv_,
+  absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r_hi * ", rpitch,
                   " + c) = make_float2(o[tp][j][2] * e_hi, o[tp][j][3] * e_hi);\n    }\n");
   absl::StrAppend(
       &s,
-      "    const float sl = QuadSum(l_lo[tp]) * e_lo, sh = QuadSum(l_hi[tp]) * e_hi;\n"
+      exp16_ ? "    const float sl = lacc[tp][0] * e_lo, sh = lacc[tp][2] * e_hi;\n"
+             : "    const float sl = QuadSum(l_lo[tp]) * e_lo, sh = QuadSum(l_hi[tp]) * e_hi;\n",
       "    if (t4 == 0) { redl[r_lo] = sl; redl[r_hi] = sh; }\n  }\n  __syncthreads();\n");
   for (int out : outputs_) {
     const ConcreteBlockOp& op = k_.ops[out];
     const ConcreteTensor& t = p_.tensors[op.tensor];
     const bool num = std::count(num_accs_.begin(), num_accs_.end(), op.operands[0]) > 0;
     const int64_t cols = num ? dv_ : 1;
+    // Four consecutive columns per thread where the rows allow aligned vectors (Dv and the
+    // tensor's row length multiples of 4): one float4 (f32) or 8-byte (f16) store.
+    const int64_t vec = num && dv_ % 4 == 0 && t.shape[2] % 4 == 0 ? 4 : 1;
+    const int64_t items = gt_ * mq_ * cols / vec, per_row = cols / vec;
+    const int64_t trips = (items + k_.threads - 1) / k_.threads;
     const std::string store = ParamName(p_, op.tensor);
     absl::StrAppend(&s, "  // ", OpLabel(k_, out), " → ", t.name, " (", OpLabel(k_, op.operands[0]),
-                    ")\n");
-    absl::StrAppend(&s, "  for (int e = tid; e < ", gt_ * mq_ * cols, "; e += ", k_.threads,
-                    ") {\n");
-    absl::StrAppend(&s, "    const int h = e / ", mq_ * cols, ", r = (e / ", cols, ") % ", mq_,
-                    ", c = e % ", cols, ";\n    (void)c;\n");
-    absl::StrAppend(&s, "    const int pr = h * ", mph_ * 16, " + r;\n    float v = 0.f;\n");
-    absl::StrAppend(&s, "#pragma unroll\n    for (int w = 0; w < ", ws_, "; ++w) v += ",
-                    num ? absl::StrCat("red[(w * ", rows, " + pr) * ", dv_, " + c]")
-                        : absl::StrCat("redl[w * ", rows, " + pr]"),
-                    ";\n");
-    absl::StrAppend(&s, "    ", store, "[((", TileOrigin(k_, out, 0, false), " + h) * ", t.shape[1],
-                    "LL + ", TileOrigin(k_, out, 1, false), " + r) * ", t.shape[2], "LL + ",
-                    TileOrigin(k_, out, 2, false),
-                    " + c] = ", t.dtype == DType::kF16 ? "F32ToF16(v)" : "v", ";\n  }\n");
+                    "), ", vec, " column(s) per thread and step\n");
+    absl::StrAppend(&s, trips <= 16 ? "#pragma unroll\n" : "#pragma unroll 4\n", "  for (int i = 0; i < ",
+                    trips, "; ++i) {\n    const int e = tid + i * ", k_.threads, ";\n");
+    if (items % k_.threads != 0) absl::StrAppend(&s, "    if (e >= ", items, ") break;\n");
+    absl::StrAppend(&s, "    const int h = e / ", mq_ * per_row, ", r = (e / ", per_row, ") % ", mq_,
+                    ", c = (e % ", per_row, ") * ", vec, ";\n    (void)c;\n");
+    absl::StrAppend(&s, "    const int pr = h * ", mph_ * 16, " + r;\n");
+    const std::string dst =
+        absl::StrCat(store, " + ((", TileOrigin(k_, out, 0, false), " + h) * ", t.shape[1], "LL + ",
+                     TileOrigin(k_, out, 1, false), " + r) * ", t.shape[2], "LL + ",
+                     TileOrigin(k_, out, 2, false), " + c");
+    if (vec == 4) {
+      absl::StrAppend(&s, "    float4 v = *reinterpret_cast<const float4*>(red + pr * ", rpitch,
+                      " + c);\n");
+      absl::StrAppend(&s, "#pragma unroll\n    for (int w = 1; w < ", ws_,
+                      "; ++w) {\n      const float4 u = *reinterpret_cast<const float4*>(red + (w * ",
+                      rows, " + pr) * ", rpitch,
+                      " + c);\n      v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;\n    }\n");
+      if (t.dtype == DType::kF16) {
+        absl::StrAppend(&s, "    *reinterpret_cast<uint2*>(", dst,
+                        ") = make_uint2(PackF16x2(v.x, v.y), PackF16x2(v.z, v.w));\n");
+      } else {
+        absl::StrAppend(&s, "    *reinterpret_cast<float4*>(", dst, ") = v;\n");
+      }
+    } else {
+      absl::StrAppend(&s, "    float v = 0.f;\n#pragma unroll\n    for (int w = 0; w < ", ws_,
+                      "; ++w) v += ",
+                      num ? absl::StrCat("red[(w * ", rows, " + pr) * ", rpitch, " + c]")
+                          : absl::StrCat("redl[w * ", rows, " + pr]"),
+                      ";\n");
+      absl::StrAppend(&s, "    *(", dst, ") = ", t.dtype == DType::kF16 ? "F32ToF16(v)" : "v",
+                      ";\n");
+    }
+    absl::StrAppend(&s, "  }\n");
   }
   absl::StrAppend(&s, "}\n");
   source += s;

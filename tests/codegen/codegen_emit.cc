@@ -1,8 +1,9 @@
-// codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX [TILES_PER_WARP [PIPELINE]]]
+// codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16]]]]]
 // Instantiates a fixture (fixtures.h) at its WORKLOADS.md sizes for BATCH,
 // generates CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and
 // OUTDIR/host.h. TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
-// 1) attention_pipeline. Exit 1 with the status on error (Unimplemented included).
+// 1) attention_pipeline, LAZY (0 or 1) attention_lazy_rescale, EXP16 (0 or 1)
+// attention_exp_f16x2. Exit 1 with the status on error (Unimplemented included).
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX "
-                 "[TILES_PER_WARP [PIPELINE]]]\n");
+                 "[TILES_PER_WARP [PIPELINE [LAZY [EXP16]]]]]\n");
     return 2;
   }
   int batch = 0;
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
   if (argc > 5) opts.name_suffix = argv[5];
   if (argc > 6 && !absl::SimpleAtoi(argv[6], &opts.attention_tiles_per_warp)) return 2;
   if (argc > 7) opts.attention_pipeline = std::string(argv[7]) == "1";
+  if (argc > 8) opts.attention_lazy_rescale = std::string(argv[8]) == "1";
+  if (argc > 9) opts.attention_exp_f16x2 = std::string(argv[9]) == "1";
   absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*p, opts);
   if (!code.ok()) {
     std::fprintf(stderr, "%s\n", code.status().ToString().c_str());

@@ -224,12 +224,13 @@ struct AttentionCase {
 
 TEST(CodegenTest, SplitKvAttention) {
   const AttentionCase cases[] = {
-      // Q 128×(64+8) halves; 2 stages of K 64×(64+8) + V 64×(64+8) halves.
+      // Q 128×(64+8) halves; 2 stages of K 64×(64+8) + V 64×(64+8) halves. One warp per
+      // tile: the fragments are stored directly, no reduction buffer.
       {"gqa", 1, {{"gx", 2}, {"gy", 2}, {"gz", 16}, {"F", 4}, {"T", 256}, {"S", 2}},
        128 * 72 * 2 + 2 * (64 * 72 * 2 * 2),
        "8 m16 tile(s), 1 per warp, 1 warp(s) per tile along the chunk", 128 * 64 / 256},
       // 4 row tiles, 8 warps: 2 warps per tile along the 128-column chunk; the reduction
-      // buffer (2 × 64 rows × 64 + 2 × 64 floats) is under the 3 stages.
+      // buffer (2 × 64 rows × (64+8) + 2 × 64 floats) is under the 3 stages.
       {"gqa", 8, {{"gx", 16}, {"gy", 4}, {"gz", 2}, {"F", 16}, {"T", 256}, {"S", 3}},
        64 * 72 * 2 + 3 * (64 * 136 * 2 + 128 * 72 * 2),
        "4 m16 tile(s), 1 per warp, 2 warp(s) per tile along the chunk", 64 * 64 / 256},

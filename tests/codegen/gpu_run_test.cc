@@ -31,6 +31,8 @@ struct GpuCase {
   Assignment assignment;
   int tiles_per_warp = 0;  // CodegenOptions::attention_tiles_per_warp
   bool pipeline = false;   // CodegenOptions::attention_pipeline
+  bool lazy = false;       // CodegenOptions::attention_lazy_rescale
+  bool exp16 = false;      // CodegenOptions::attention_exp_f16x2
 };
 
 TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
@@ -66,6 +68,11 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"gqa",
                                    {{"G", 2}, {"Lq", 24}, {"D", 32}, {"L", 256}},
                                    {{"gx", 1}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 256}, {"S", 3}}},
+                           // Lq 24, one warp per tile (4 tiles, 4 warps): fragments stored
+                           // directly, the padded rows 24..31 skipped.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 24}, {"D", 32}, {"L", 256}},
+                                   {{"gx", 1}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 128}, {"S", 3}}},
                            // WORKLOADS.md head size, 2 tiles per warp, one stage.
                            GpuCase{"gqa",
                                    {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 1024}},
@@ -103,6 +110,32 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"G", 4}, {"Lq", 32}, {"D", 64}, {"L", 512}},
                                    {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 64}, {"S", 3}},
                                    2, true},
+                           // Lazy rescaling and f16x2 exp (Σ P on the tensor cores), alone
+                           // and together, with 1 and 2 tiles per warp, rms(Q, V), pipelined.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
+                                   0, false, true, false},
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
+                                   0, false, false, true},
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 8}, {"T", 64}, {"S", 2}},
+                                   2, false, true, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 4}, {"Lq", 64}, {"D", 64}, {"L", 256}},
+                                   {{"gx", 2}, {"gy", 2}, {"gz", 2}, {"F", 2}, {"T", 64}, {"S", 1}},
+                                   0, false, true, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 8}, {"F", 2}, {"T", 256}, {"S", 2}},
+                                   0, false, false, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 4}, {"Lq", 32}, {"D", 64}, {"L", 512}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 64}, {"S", 3}},
+                                   2, true, true, true},
                            // lora: X·W and X·A in the loop, (X·A)·B after it (B invariant).
                            GpuCase{"lora",
                                    {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
@@ -159,6 +192,8 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     CodegenOptions options;
     options.attention_tiles_per_warp = c.tiles_per_warp;
     options.attention_pipeline = c.pipeline;
+    options.attention_lazy_rescale = c.lazy;
+    options.attention_exp_f16x2 = c.exp16;
     ASSERT_OK_AND_ASSIGN(r.code, GenerateCuda(r.program, options));
     r.inputs = RandomInputs(f.program, /*seed=*/7);
     ASSERT_OK_AND_ASSIGN(r.expected, Emulate(r.program, r.inputs));

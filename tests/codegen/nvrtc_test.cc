@@ -110,6 +110,8 @@ struct AttentionAuditCase {
   Assignment assignment;
   int tiles_per_warp = 0;  // CodegenOptions::attention_tiles_per_warp
   bool pipeline = false;   // CodegenOptions::attention_pipeline
+  bool lazy = false;       // CodegenOptions::attention_lazy_rescale
+  bool exp16 = false;      // CodegenOptions::attention_exp_f16x2
 };
 
 TEST(NvrtcAuditTest, SplitKvAttentionCompilesForSm80AndSm90AndAudits) {
@@ -127,7 +129,12 @@ TEST(NvrtcAuditTest, SplitKvAttentionCompilesForSm80AndSm90AndAudits) {
       {"gqa", 1, a(2, 8, 8, 4, 128, 3)},          {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 3), 2},
       {"gqa", 8, a(16, 2, 4, 8, 256, 3), 2},      {"qknorm_gqa", 8, a(16, 2, 4, 8, 256, 3), 2},
       // Software-pipelined loop (attention_pipeline).
-      {"gqa", 1, a(2, 4, 16, 4, 128, 4), 2, true}, {"qknorm_gqa", 8, a(16, 2, 4, 16, 256, 4), 0, true}};
+      {"gqa", 1, a(2, 4, 16, 4, 128, 4), 2, true}, {"qknorm_gqa", 8, a(16, 2, 4, 16, 256, 4), 0, true},
+      // Lazy rescaling and f16x2 exp (Σ P on the tensor cores).
+      {"gqa", 1, a(2, 8, 16, 4, 128, 3), 0, false, true, true},
+      {"gqa", 8, a(16, 1, 8, 8, 256, 2), 0, false, true, true},
+      {"qknorm_gqa", 8, a(16, 1, 8, 8, 256, 2), 0, false, true, true},
+      {"qknorm_gqa", 1, a(2, 8, 16, 2, 128, 3), 0, true, false, true}};
   for (const AttentionAuditCase& c : cases) {
     std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
     for (const char* k : {"gx", "gy", "gz", "F", "T", "S"}) {
@@ -135,6 +142,8 @@ TEST(NvrtcAuditTest, SplitKvAttentionCompilesForSm80AndSm90AndAudits) {
     }
     if (c.tiles_per_warp != 0) label += " W=" + std::to_string(c.tiles_per_warp);
     if (c.pipeline) label += " pipelined";
+    if (c.lazy) label += " lazy";
+    if (c.exp16) label += " exp16";
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(
         fixtures::Fixture fx,
@@ -143,6 +152,8 @@ TEST(NvrtcAuditTest, SplitKvAttentionCompilesForSm80AndSm90AndAudits) {
     CodegenOptions options;
     options.attention_tiles_per_warp = c.tiles_per_warp;
     options.attention_pipeline = c.pipeline;
+    options.attention_lazy_rescale = c.lazy;
+    options.attention_exp_f16x2 = c.exp16;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     for (int sm : {80, 90}) {
       ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
