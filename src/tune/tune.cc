@@ -182,14 +182,15 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     size_t next_sub = 0;
     std::vector<size_t> taken;  // per sub-stratum
     size_t picks = 0;
-    bool under_one_wave = false;  // split families: the first kernel has fewer blocks than SMs
+    bool under_one_wave = false;  // split families: the first kernel fills < 7/8 of one wave
   };
   std::vector<Stratum> order;
   for (auto& [gkey, subs] : strata) {
     Stratum st;
     st.key = gkey;
     st.best = std::numeric_limits<double>::infinity();
-    st.under_one_wave = fr.kernels > 1 && sms > 0 && subs.begin()->second.front().blocks < sms;
+    st.under_one_wave =
+        fr.kernels > 1 && sms > 0 && subs.begin()->second.front().blocks * 8 < sms * 7;
     // Diagonal order of the (threads, stages) table: (t0,s0), (t1,s1), ..., then (t0,s1), ...
     std::vector<int64_t> ts, ss;
     for (const auto& [k, members] : subs) {
@@ -222,7 +223,9 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   }
   // A split (multi-kernel) family exists to spread the reduction over the machine, but its
   // lower bound has no wave term and favours few partials (tiny grids): its strata whose first
-  // kernel fills at least one wave (blocks ≥ SMs) go first.
+  // kernel fills at least 7/8 of one wave (blocks ≥ 7/8 · SMs) go first. Not a whole wave: gqa
+  // b=1's fastest instance on the H200 has 128 blocks for 132 SMs (docs/performance.md,
+  // 2026-12-01 evening).
   std::stable_sort(order.begin(), order.end(), [](const Stratum& x, const Stratum& y) {
     if (x.under_one_wave != y.under_one_wave) return y.under_one_wave;
     return x.best != y.best ? x.best < y.best : x.key < y.key;
