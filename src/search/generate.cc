@@ -1,0 +1,253 @@
+// search/: Structure generation: abstract values of block ops, canonical forms, the completion
+// bound. (searcher.h)
+#include "searcher.h"
+
+namespace prism::search::internal {
+
+std::optional<Value> Searcher::Abstract(const GenOp& op, const std::vector<Value>& values) {
+  const Value& a = values[op.a];
+  const auto last = [&](const Value& v) { return Int(static_cast<int64_t>(v.shape.size()) - 1); };
+  auto keep_last1 = [](std::vector<int64_t> s) {
+    s.back() = 1;
+    return s;
+  };
+  Value out;
+  out.after = a.after;
+  std::optional<EClassId> c;
+  switch (op.kind) {
+    case BlockOpKind::kMatMul: {
+      const Value& b = values[op.b];
+      out.after = a.after || b.after;
+      if (a.shape.size() < 2 || b.shape.size() < 2 || a.shape.back() != b.shape[b.shape.size() - 2]) {
+        return std::nullopt;
+      }
+      c = Node1("matmul", {a.cls, b.cls});
+      out.shape = b.shape.size() > a.shape.size() ? b.shape : a.shape;
+      out.shape[out.shape.size() - 2] = a.shape[a.shape.size() - 2];
+      out.shape.back() = b.shape.back();
+      break;
+    }
+    case BlockOpKind::kUnary:
+      c = Node1(GetOpInfo(op.fn).name, {a.cls});
+      out.shape = a.shape;
+      break;
+    case BlockOpKind::kBinary: {
+      const Value& b = values[op.b];
+      out.after = a.after || b.after;
+      c = Node1(GetOpInfo(op.fn).name, {a.cls, b.cls});
+      out.shape = Broadcast(a.shape, b.shape);
+      break;
+    }
+    case BlockOpKind::kReduce:
+      c = Node1(GetOpInfo(op.fn).name, {a.cls, last(a)});
+      out.shape = keep_last1(a.shape);
+      break;
+    case BlockOpKind::kRms:
+      c = Node1("rms_norm", {a.cls, last(a), index_->FindNode(LeafOpFor(Payload::Kind::kReal),
+                                                              Payload::Real(kDefaultRmsEps), {})});
+      out.shape = a.shape;
+      break;
+    case BlockOpKind::kInvRms: {
+      const std::optional<EClassId> eps =
+          index_->FindNode(LeafOpFor(Payload::Kind::kReal), Payload::Real(kDefaultRmsEps), {});
+      c = Node1("rsqrt", {Node1("add", {Node1("div", {a.cls, Int(op.count)}), eps})});
+      out.shape = a.shape;
+      break;
+    }
+    case BlockOpKind::kAccSum:
+      c = a.cls;
+      out.shape = a.shape;
+      out.after = true;
+      break;
+    case BlockOpKind::kAccSumLast:
+      c = Node1("sum", {a.cls, last(a)});
+      out.shape = keep_last1(a.shape);
+      out.after = true;
+      break;
+    case BlockOpKind::kAccSumSqLast:
+      c = Node1("sum", {Node1("square", {a.cls}), last(a)});
+      out.shape = keep_last1(a.shape);
+      out.after = true;
+      break;
+    case BlockOpKind::kAccMaxLast:
+      c = Node1("max", {a.cls, last(a)});
+      out.shape = keep_last1(a.shape);
+      out.after = true;
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (!c) return std::nullopt;
+  out.cls = graph_->Find(*c);
+  return out;
+}
+
+std::vector<GenOp> Searcher::Candidates(const std::vector<GenOp>& ops,
+                                        const std::vector<Value>& values, int accumulators) const {
+  std::vector<GenOp> out;
+  const int n = static_cast<int>(values.size());
+  for (int i = 0; i < n; ++i) {
+    if (matmul_) {
+      for (int j = 0; j < n; ++j) out.push_back({BlockOpKind::kMatMul, OpKind::kMatMul, i, j, 0});
+    }
+    for (OpKind f : unary_) out.push_back({BlockOpKind::kUnary, f, i, -1, 0});
+    for (OpKind f : binary_) {
+      const bool commutative = f == OpKind::kAdd || f == OpKind::kMul;
+      for (int j = commutative ? i : 0; j < n; ++j) {
+        if (j != i) out.push_back({BlockOpKind::kBinary, f, i, j, 0});
+      }
+    }
+    if (sum_) out.push_back({BlockOpKind::kReduce, OpKind::kSum, i, -1, 0});
+    if (max_) out.push_back({BlockOpKind::kReduce, OpKind::kMax, i, -1, 0});
+    if (rms_) {
+      out.push_back({BlockOpKind::kRms, OpKind::kInput, i, -1, 0});
+      for (int64_t c : counts_) out.push_back({BlockOpKind::kInvRms, OpKind::kInput, i, -1, c});
+    }
+    if (accumulators < config_.max_accumulators && !values[i].after) {
+      // Canonical accumulators: acc_sum(sum(x, last)) is acc_sum_last(x) and
+      // acc_sum_last(square(x)) is acc_sumsq_last(x) (same values, same phases), so only
+      // the fused forms are generated.
+      const bool sum_last = ops[i].kind == BlockOpKind::kReduce && ops[i].fn == OpKind::kSum;
+      const bool square = ops[i].kind == BlockOpKind::kUnary && ops[i].fn == OpKind::kSquare;
+      if (!sum_last) out.push_back({BlockOpKind::kAccSum, OpKind::kInput, i, -1, 0});
+      if ((sum_ || rms_) && !(square && rms_)) {
+        out.push_back({BlockOpKind::kAccSumLast, OpKind::kInput, i, -1, 0});
+      }
+      if (rms_) out.push_back({BlockOpKind::kAccSumSqLast, OpKind::kInput, i, -1, 0});
+      if (max_) out.push_back({BlockOpKind::kAccMaxLast, OpKind::kInput, i, -1, 0});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const GenOp& x, const GenOp& y) { return x.Key() < y.Key(); });
+  return out;
+}
+
+std::string Searcher::Canonical(const std::vector<GenOp>& ops) const {
+  const GenOp& op = ops.back();
+  std::string s = absl::StrCat("(", static_cast<int>(op.kind), ".", static_cast<int>(op.fn), ".",
+                               op.count);
+  std::vector<absl::string_view> kids;
+  if (op.a >= 0) kids.push_back(canon_[op.a]);
+  if (op.b >= 0) kids.push_back(canon_[op.b]);
+  // add and mul commute: their operands are unordered.
+  if (op.kind == BlockOpKind::kBinary && (op.fn == OpKind::kAdd || op.fn == OpKind::kMul)) {
+    std::sort(kids.begin(), kids.end());
+  }
+  for (absl::string_view k : kids) absl::StrAppend(&s, " ", k);
+  return s + ")";
+}
+
+bool Searcher::AllUsed(const std::vector<GenOp>& ops) {
+  std::vector<bool> used(ops.size(), false);
+  for (const GenOp& op : ops) {
+    if (op.a >= 0) used[op.a] = true;
+    if (op.b >= 0) used[op.b] = true;
+  }
+  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+    if (!used[i]) return false;
+  }
+  return true;
+}
+
+bool Searcher::Hopeless(const std::vector<GenOp>& ops, const std::vector<Value>& values) const {
+  const int left = config_.max_block_ops - static_cast<int>(ops.size() - program_.inputs().size());
+  std::vector<bool> used(ops.size(), false);
+  for (const GenOp& op : ops) {
+    if (op.a >= 0) used[op.a] = true;
+    if (op.b >= 0) used[op.b] = true;
+  }
+  int dangling = 0, need = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (used[i]) continue;
+    ++dangling;
+    auto it = depth_.find(values[i].cls);
+    const int depth = it == depth_.end() ? 0 : it->second;
+    need = std::max(need, (depth + 2) / 3);
+  }
+  need = std::max(need, dangling - 1);
+  return need > left;
+}
+
+void Searcher::ComputeDepths() {
+  std::vector<EClassId> frontier = {root_};
+  depth_[root_] = 0;
+  for (size_t k = 0; k < frontier.size(); ++k) {
+    const EClassId c = frontier[k];
+    const int d = depth_[c];
+    for (const equiv::ENode& n : graph_->eclass(c).nodes) {
+      for (EClassId child : n.children) {
+        const EClassId r = graph_->Find(child);
+        if (depth_.emplace(r, d + 1).second) frontier.push_back(r);
+      }
+    }
+  }
+}
+
+void Searcher::Report(const char* stage, int64_t done, int64_t total, bool force) {
+  if (!config_.progress) return;
+  const absl::Time now = absl::Now();
+  if (!force && now < next_report_) return;
+  next_report_ = now + config_.progress_interval;
+  SearchProgress p;
+  p.stage = stage;
+  p.elapsed_s = absl::ToDoubleSeconds(now - start_);
+  p.generated = result_.funnel.generated;
+  p.structures = result_.funnel.structures;
+  p.candidates = static_cast<int64_t>(candidates_.size());
+  p.done = done;
+  p.total = total;
+  config_.progress(p);
+}
+
+bool Searcher::StateSeen() {
+  std::vector<absl::string_view> keys(canon_.begin(), canon_.end());
+  std::sort(keys.begin(), keys.end());
+  return !states_seen_.insert(absl::HashOf(keys)).second;
+}
+
+absl::Status Searcher::Extend(std::vector<GenOp>& ops, std::vector<Value>& values,
+                              int accumulators) {
+  if (absl::Now() > deadline_) {
+    result_.budget_exhausted = true;
+    return absl::OkStatus();
+  }
+  // Compute ops and accumulators (inputs and the store are not counted).
+  if (static_cast<int>(ops.size() - program_.inputs().size()) >= config_.max_block_ops) {
+    return absl::OkStatus();
+  }
+  for (const GenOp& op : Candidates(ops, values, accumulators)) {
+    ++result_.funnel.generated;
+    if ((result_.funnel.generated & 1023) == 0) Report("generate");
+    std::optional<Value> v = Abstract(op, values);
+    if (!v) {
+      ++result_.funnel.pruned_abstract;
+      continue;
+    }
+    bool duplicate = false;
+    for (const Value& w : values) duplicate = duplicate || (w.cls == v->cls && w.after == v->after);
+    if (duplicate) continue;
+    ops.push_back(op);
+    values.push_back(*v);
+    canon_.push_back(Canonical(ops));
+    // Canonical generation: an op set is explored once, whatever order its ops were added
+    // in (the continuations of a set do not depend on the order).
+    if (StateSeen()) {
+      ++result_.funnel.revisited;
+    } else if (v->cls == root_) {
+      if (AllUsed(ops) && structures_seen_.insert(canon_.back()).second) {
+        PRISM_RETURN_IF_ERROR(ResolveMaps(ops, values));
+      }
+    } else if (Hopeless(ops, values)) {
+      ++result_.funnel.pruned_bound;
+    } else {
+      const bool acc = IsAccumulator(op.kind);
+      PRISM_RETURN_IF_ERROR(Extend(ops, values, accumulators + (acc ? 1 : 0)));
+    }
+    canon_.pop_back();
+    ops.pop_back();
+    values.pop_back();
+    if (result_.budget_exhausted) break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace prism::search::internal
