@@ -446,12 +446,14 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     "[tp][j][3]));\n      }\n");
     // m in log2 units: m = max(m_old, log2(e)·scale·max_j s); lazily, only when some row of
     // the warp exceeds m_old by more than 8 (then P ≤ 2^8).
-    absl::StrAppend(&c,
-                    "      const float cm_lo = QuadMax(mx_lo) * qsc_lo[tp], cm_hi = QuadMax(mx_hi) * "
-                    "qsc_hi[tp];\n");
-    absl::StrAppend(&c, lazy_ ? "      if (__any_sync(0xffffffffu, cm_lo > m_lo[tp] + 8.f || cm_hi > "
-                                "m_hi[tp] + 8.f)) {\n"
-                              : "      {\n");
+    absl::StrAppend(
+        &c,
+        "      const float cm_lo = QuadMax(mx_lo) * qsc_lo[tp], cm_hi = QuadMax(mx_hi) * "
+        "qsc_hi[tp];\n");
+    absl::StrAppend(&c, lazy_
+                            ? "      if (__any_sync(0xffffffffu, cm_lo > m_lo[tp] + 8.f || cm_hi > "
+                              "m_hi[tp] + 8.f)) {\n"
+                            : "      {\n");
     absl::StrAppend(&c,
                     "        const float mn_lo = fmaxf(m_lo[tp], cm_lo), mn_hi = fmaxf(m_hi[tp], "
                     "cm_hi);\n"
@@ -470,9 +472,10 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", nl, "; ++j) {\n");
     if (exp16_) {
       absl::StrAppend(
-          &c, "        pf[tp][j][0] = Exp2F16x2(PackF16x2(fmaf(", sc, "[tp][j][0], qsc_lo[tp], -ml), fmaf(",
-          sc, "[tp][j][1], qsc_lo[tp], -ml)));\n", "        pf[tp][j][1] = Exp2F16x2(PackF16x2(fmaf(",
-          sc, "[tp][j][2], qsc_hi[tp], -mh), fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mh)));\n");
+          &c, "        pf[tp][j][0] = Exp2F16x2(PackF16x2(fmaf(", sc,
+          "[tp][j][0], qsc_lo[tp], -ml), fmaf(", sc, "[tp][j][1], qsc_lo[tp], -ml)));\n",
+          "        pf[tp][j][1] = Exp2F16x2(PackF16x2(fmaf(", sc,
+          "[tp][j][2], qsc_hi[tp], -mh), fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mh)));\n");
     } else {
       absl::StrAppend(
           &c, "        const float p0 = Exp2(fmaf(", sc, "[tp][j][0], qsc_lo[tp], -ml));\n",
@@ -577,11 +580,13 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
   }
   if (direct) {
-    absl::StrAppend(&s, "  CpAsyncWait<0>();\n  // Partial sums × exp(m), stored from the fragments\n");
+    absl::StrAppend(&s,
+                    "  CpAsyncWait<0>();\n  // Partial sums × exp(m), stored from the fragments\n");
     absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
     absl::StrAppend(&s, "    const int r_lo = ((tile0 + tp) % ", mph_,
                     ") * 16 + g, r_hi = r_lo + 8;  // rows of head wh\n");
-    absl::StrAppend(&s, "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n");
+    absl::StrAppend(&s,
+                    "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n");
     absl::StrAppend(
         &s,
         exp16_ ? "    const float sl = lacc[tp][0] * e_lo, sh = lacc[tp][2] * e_hi;\n"
@@ -594,7 +599,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       auto dst = [&](const std::string& r, const std::string& c) {
         return absl::StrCat(ParamName(p_, op.tensor), " + ((", TileOrigin(k_, out, 0, false),
                             " + wh) * ", t.shape[1], "LL + ", TileOrigin(k_, out, 1, false), " + ",
-                            r, ") * ", t.shape[2], "LL + ", TileOrigin(k_, out, 2, false), " + ", c);
+                            r, ") * ", t.shape[2], "LL + ", TileOrigin(k_, out, 2, false), " + ",
+                            c);
       };
       absl::StrAppend(&s, "    // ", OpLabel(k_, out), " → ", t.name, " (",
                       OpLabel(k_, op.operands[0]), ")\n");
@@ -617,10 +623,10 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       } else {
         const char* cv = t.dtype == DType::kF16 ? "F32ToF16" : "";
         absl::StrAppend(&s, "    if (t4 == 0) {\n      ",
-                        ragged ? absl::StrCat("if (r_lo < ", mq_, ") ") : "", "*(", dst("r_lo", "0"),
-                        ") = ", cv, "(sl);\n      ",
-                        ragged ? absl::StrCat("if (r_hi < ", mq_, ") ") : "", "*(", dst("r_hi", "0"),
-                        ") = ", cv, "(sh);\n    }\n");
+                        ragged ? absl::StrCat("if (r_lo < ", mq_, ") ") : "", "*(",
+                        dst("r_lo", "0"), ") = ", cv, "(sl);\n      ",
+                        ragged ? absl::StrCat("if (r_hi < ", mq_, ") ") : "", "*(",
+                        dst("r_hi", "0"), ") = ", cv, "(sh);\n    }\n");
       }
     }
     absl::StrAppend(&s, "  }\n}\n");
@@ -660,11 +666,12 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     const std::string store = ParamName(p_, op.tensor);
     absl::StrAppend(&s, "  // ", OpLabel(k_, out), " → ", t.name, " (", OpLabel(k_, op.operands[0]),
                     "), ", vec, " column(s) per thread and step\n");
-    absl::StrAppend(&s, trips <= 16 ? "#pragma unroll\n" : "#pragma unroll 4\n", "  for (int i = 0; i < ",
-                    trips, "; ++i) {\n    const int e = tid + i * ", k_.threads, ";\n");
+    absl::StrAppend(&s, trips <= 16 ? "#pragma unroll\n" : "#pragma unroll 4\n",
+                    "  for (int i = 0; i < ", trips, "; ++i) {\n    const int e = tid + i * ",
+                    k_.threads, ";\n");
     if (items % k_.threads != 0) absl::StrAppend(&s, "    if (e >= ", items, ") break;\n");
-    absl::StrAppend(&s, "    const int h = e / ", mq_ * per_row, ", r = (e / ", per_row, ") % ", mq_,
-                    ", c = (e % ", per_row, ") * ", vec, ";\n    (void)c;\n");
+    absl::StrAppend(&s, "    const int h = e / ", mq_ * per_row, ", r = (e / ", per_row, ") % ",
+                    mq_, ", c = (e % ", per_row, ") * ", vec, ";\n    (void)c;\n");
     absl::StrAppend(&s, "    const int pr = h * ", mph_ * 16, " + r;\n");
     const std::string dst =
         absl::StrCat(store, " + ((", TileOrigin(k_, out, 0, false), " + h) * ", t.shape[1], "LL + ",
@@ -673,10 +680,11 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     if (vec == 4) {
       absl::StrAppend(&s, "    float4 v = *reinterpret_cast<const float4*>(red + pr * ", rpitch,
                       " + c);\n");
-      absl::StrAppend(&s, "#pragma unroll\n    for (int w = 1; w < ", ws_,
-                      "; ++w) {\n      const float4 u = *reinterpret_cast<const float4*>(red + (w * ",
-                      rows, " + pr) * ", rpitch,
-                      " + c);\n      v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;\n    }\n");
+      absl::StrAppend(
+          &s, "#pragma unroll\n    for (int w = 1; w < ", ws_,
+          "; ++w) {\n      const float4 u = *reinterpret_cast<const float4*>(red + (w * ", rows,
+          " + pr) * ", rpitch,
+          " + c);\n      v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;\n    }\n");
       if (t.dtype == DType::kF16) {
         absl::StrAppend(&s, "    *reinterpret_cast<uint2*>(", dst,
                         ") = make_uint2(PackF16x2(v.x, v.y), PackF16x2(v.z, v.w));\n");

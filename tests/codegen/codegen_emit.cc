@@ -1,4 +1,5 @@
-// codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16]]]]]
+// codegen_emit FIXTURE BATCH name=value,... OUTDIR
+//   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16]]]]]
 // Instantiates a fixture (fixtures.h) at its WORKLOADS.md sizes for BATCH,
 // generates CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and
 // OUTDIR/host.h. TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
