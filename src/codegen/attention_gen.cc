@@ -387,26 +387,60 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&qfrag, "        (void)ssl; (void)ssh;\n");
   }
   absl::StrAppend(&qfrag, "      }\n");
-  // rms(V)'s factor per KV row of the stage at `b` into `dst`: one thread per V row, 16-byte
-  // reads, conflict-free with the padded pitch.
-  auto vinv_code = [&](const std::string& b, const std::string& dst) {
+  // rms(V)'s factor per KV row of the stage at `b` into `dst`, 16-byte reads (conflict-free
+  // with the padded pitch). With fewer rows than threads, four (or two) threads share a row
+  // when Dv allows (a quarter or half of the row each, summed by shuffles within the group;
+  // every thread runs the same trips, so the shuffles see whole warps): the factors are ready
+  // sooner, the idle threads did nothing before. Else one thread per row.
+  // The pipelined loop computes the next chunk's factors off the critical path and has no
+  // registers to spare (`shared_rows` false: one thread per row there).
+  auto vinv_code = [&](const std::string& b, const std::string& dst, bool shared_rows) {
     std::string c;
     if (rms_v_ < 0) return c;
     const ConcreteBlockOp& r = k_.ops[rms_v_];
-    absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_), ": per-row factor, one thread per V row\n");
-    absl::StrAppend(&c, "    for (int r = tid; r < ", gt_ * lc_, "; r += ", k_.threads, ") {\n");
-    absl::StrAppend(&c, "      const f16_t* row = reinterpret_cast<const f16_t*>(", b, " + ", v_off,
-                    ") + (r / ", lc_, ") * ", lc_ * vpitch, " + (r % ", lc_, ") * ", vpitch,
-                    ";\n      float ss = 0.f;\n");
-    absl::StrAppend(
-        &c, "#pragma unroll\n      for (int c = 0; c < ", dv_,
-        "; c += 8) {\n        const uint4 w = *reinterpret_cast<const uint4*>(row + c);\n"
-        "        const u32_t ws4[4] = {w.x, w.y, w.z, w.w};\n"
-        "#pragma unroll\n        for (int j = 0; j < 4; ++j) {\n"
-        "          const float a = F16ToF32(ws4[j] & 0xffff), b = F16ToF32(ws4[j] >> 16);\n"
-        "          ss = fmaf(a, a, ss);\n          ss = fmaf(b, b, ss);\n        }\n      }\n");
-    absl::StrAppend(&c, "      ", dst, "[r] = 1.0f / sqrtf(ss / ",
-                    FloatLit(static_cast<double>(dv_)), " + ", FloatLit(r.eps), ");\n    }\n");
+    const int64_t rows = gt_ * lc_;
+    int64_t lanes = 1;  // threads per row
+    for (int64_t k : {4, 2}) {
+      if (shared_rows && lanes == 1 && rows * k <= k_.threads && dv_ % (8 * k) == 0) lanes = k;
+    }
+    const bool quad = lanes > 1;
+    const int64_t items = lanes * rows, cols = dv_ / lanes;
+    const std::string row_ptr =
+        absl::StrCat("reinterpret_cast<const f16_t*>(", b, " + ", v_off, ") + (r / ", lc_, ") * ",
+                     lc_ * vpitch, " + (r % ", lc_, ") * ", vpitch,
+                     quad ? absl::StrCat(" + part * ", cols) : "");
+    const std::string sum = absl::StrCat(
+        "#pragma unroll\n        for (int c = 0; c < ", cols,
+        "; c += 8) {\n          const uint4 w = *reinterpret_cast<const uint4*>(row + c);\n"
+        "          const u32_t ws4[4] = {w.x, w.y, w.z, w.w};\n"
+        "#pragma unroll\n          for (int j = 0; j < 4; ++j) {\n"
+        "            const float a = F16ToF32(ws4[j] & 0xffff), b = F16ToF32(ws4[j] >> 16);\n"
+        "            ss = fmaf(a, a, ss);\n            ss = fmaf(b, b, ss);\n          }\n"
+        "        }\n");
+    const std::string factor = absl::StrCat(
+        "1.0f / sqrtf(ss / ", FloatLit(static_cast<double>(dv_)), " + ", FloatLit(r.eps), ")");
+    if (quad) {
+      const bool partial = items % k_.threads != 0;
+      absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_), ": per-row factor, ", lanes,
+                      " threads per V row\n");
+      absl::StrAppend(&c, "    for (int q0 = 0; q0 < ", items, "; q0 += ", k_.threads,
+                      ") {\n      const int q = q0 + tid, r = q / ", lanes, ", part = q % ", lanes,
+                      ";\n      float ss = 0.f;\n");
+      absl::StrAppend(&c, partial ? absl::StrCat("      if (q < ", items, ") {\n") : "      {\n",
+                      "        const f16_t* row = ", row_ptr, ";\n", sum, "      }\n");
+      for (int64_t x = 1; x < lanes; x *= 2) {
+        absl::StrAppend(&c, "      ss += __shfl_xor_sync(0xffffffffu, ss, ", x, ");\n");
+      }
+      absl::StrAppend(&c, "      if (part == 0", partial ? absl::StrCat(" && q < ", items) : "",
+                      ") ", dst, "[r] = ", factor, ";\n    }\n");
+    } else {
+      absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_),
+                      ": per-row factor, one thread per V row\n");
+      absl::StrAppend(&c, "    for (int r = tid; r < ", rows, "; r += ", k_.threads,
+                      ") {\n      float ss = 0.f;\n      {\n        const f16_t* row = ", row_ptr,
+                      ";\n", sum, "      }\n");
+      absl::StrAppend(&c, "      ", dst, "[r] = ", factor, ";\n    }\n");
+    }
     return c;
   };
   // S = Q·K of the stage at `b` into the new array `sc` (each K fragment loaded once for the
@@ -549,7 +583,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, qfrag);
     absl::StrAppend(&s, "  }\n");
     absl::StrAppend(&s, "  {\n    const unsigned char* nb = smem + ", stage_off, ";\n",
-                    vinv_code("nb", "vinv"), "  }\n");
+                    vinv_code("nb", "vinv", false), "  }\n");
     absl::StrAppend(&s, qk_code("sc", absl::StrCat("smem + ", stage_off)));
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
     absl::StrAppend(&s, "    CpAsyncWait<kStages - 3>();\n    __syncthreads();\n");
@@ -560,7 +594,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, "    const unsigned char* nb = smem + ", stage_off,
                     " + ((it + 1) % kStages) * ", launch.stage_bytes,
                     ";  // chunk it+1 (unused data after the last chunk)\n");
-    absl::StrAppend(&s, vinv_code("nb", absl::StrCat("(vinv + ((it + 1) & 1) * ", gt_ * lc_, ")")));
+    absl::StrAppend(&s, vinv_code("nb", absl::StrCat("(vinv + ((it + 1) & 1) * ", gt_ * lc_, ")"),
+                                  false));
     absl::StrAppend(&s, qk_code("sn", "nb"));
     absl::StrAppend(
         &s, softmax_pv_code("sc", "base", absl::StrCat("(vinv + (it & 1) * ", gt_ * lc_, ")")));
@@ -574,8 +609,12 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, PipelineIterationHead(stages));
     absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
     absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
-    if (rms_v_ >= 0) absl::StrAppend(&s, vinv_code("base", "vinv"), "    __syncthreads();\n");
+    // rms(V)'s factors are written after the iteration's first barrier (every warp is done with
+    // the previous chunk's) and read after a second one, placed after S = Q·K so that the
+    // factor computation overlaps the score matmul.
+    absl::StrAppend(&s, vinv_code("base", "vinv", true));
     absl::StrAppend(&s, qk_code("sc", "base"));
+    if (rms_v_ >= 0) absl::StrAppend(&s, "    __syncthreads();\n");
     absl::StrAppend(&s, softmax_pv_code("sc", "base", "vinv"));
     absl::StrAppend(&s, stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
   }

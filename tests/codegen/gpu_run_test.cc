@@ -83,6 +83,11 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"qknorm_gqa",
                                    {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                    {{"gx", 2}, {"gy", 1}, {"gz", 8}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           // rms(V)'s factors by two threads per V row (128 rows, 256
+                           // threads), one chunk per block.
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 8}, {"F", 1}, {"T", 256}, {"S", 1}}},
                            // Two row tiles per warp sharing K/V fragments, 2 warps per pair.
                            GpuCase{"gqa",
                                    {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
