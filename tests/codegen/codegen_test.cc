@@ -348,6 +348,78 @@ TEST(CodegenTest, AttentionPipeline) {
                                  "least 3 stages, found 2")));
 }
 
+// The attention template's epilogue and softmax options, by the lines they pin in the source:
+// one warp per tile stores fragments directly (no reduction buffer), several warps per tile go
+// through the padded buffer with float4 stores; attention_lazy_rescale puts the rescale behind
+// a warp vote, attention_exp_f16x2 computes P as f16 pairs and Σ P on the tensor cores; rms(V)'s
+// factors take four threads per row when the block has them.
+struct AttentionSourceCase {
+  const char* fixture;
+  int batch;
+  Assignment assignment;
+  bool lazy = false, exp16 = false;
+  std::vector<std::string> present, absent;
+  int64_t reduction_bytes = 0;
+};
+
+TEST(CodegenTest, AttentionEpilogueAndSoftmaxOptions) {
+  auto a = [](int64_t gx, int64_t gy, int64_t gz, int64_t f, int64_t t, int64_t s) {
+    return Assignment{{"gx", gx}, {"gy", gy}, {"gz", gz}, {"F", f}, {"T", t}, {"S", s}};
+  };
+  const AttentionSourceCase cases[] = {
+      // 16 tiles, 8 warps, 2 tiles per warp: one warp per tile group.
+      {"gqa", 8, a(16, 1, 8, 8, 256, 2), false, false,
+       {"stored from the fragments", "*reinterpret_cast<float2*>(t_Num + ",
+        "QuadSum(l_lo[tp]) * e_lo", "Exp2(fmaf(sc[tp][j][0], qsc_lo[tp], -ml))"},
+       {"float* red =", "__any_sync", "= Exp2F16x2(", "MmaM16N8K16(lacc"},
+       0},
+      // 2 tiles, 4 warps: two warps per tile, summed through shared memory (rows of 64 + 8).
+      {"gqa", 1, a(2, 8, 16, 2, 128, 2), false, false,
+       {"[ws][tiles·16][Dv + 8]", "*reinterpret_cast<float4*>(t_Num + ", "red + pr * 72 + c"},
+       {"stored from the fragments"},
+       2 * 32 * 72 * 4 + 2 * 32 * 4},
+      {"gqa", 8, a(16, 1, 8, 8, 256, 2), true, false,
+       {"if (__any_sync(0xffffffffu, cm_lo > m_lo[tp] + 8.f || cm_hi > m_hi[tp] + 8.f))"},
+       {"= Exp2F16x2("},
+       0},
+      {"gqa", 8, a(16, 1, 8, 8, 256, 2), false, true,
+       {"pf[tp][j][0] = Exp2F16x2(PackF16x2(", "MmaM16N8K16(lacc[tp], a, ones);",
+        "const float sl = lacc[tp][0] * e_lo"},
+       {"__any_sync", "l_lo[tp] += p0 + p1;"},
+       0},
+      // rms(V): 64 V rows per chunk, 256 threads: four per row; the f16x2 P scaled after Σ P.
+      {"qknorm_gqa", 8, a(16, 1, 8, 8, 256, 2), false, true,
+       {"per-row factor, 4 threads per V row", "ss += __shfl_xor_sync(0xffffffffu, ss, 2);",
+        "pf[tp][j][0] = MulF16x2(pf[tp][j][0], iv2);"},
+       {"one thread per V row"},
+       0},
+      // 128 V rows, 128 threads: one per row.
+      {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 2), false, false,
+       {"per-row factor, one thread per V row"},
+       {"threads per V row\n"},
+       0},
+  };
+  for (const AttentionSourceCase& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.fixture, " b=", c.batch, c.lazy ? " lazy" : "",
+                              c.exp16 ? " exp16" : ""));
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(
+                                                  c.fixture, fixtures::WorkloadSizes(c.fixture, c.batch)));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    CodegenOptions options;
+    options.attention_lazy_rescale = c.lazy;
+    options.attention_exp_f16x2 = c.exp16;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    // (Not EXPECT_THAT on the whole source: a failure would print all of it.)
+    for (const std::string& line : c.present) {
+      EXPECT_NE(code.source.find(line), std::string::npos) << "missing: " << line;
+    }
+    for (const std::string& line : c.absent) {
+      EXPECT_EQ(code.source.find(line), std::string::npos) << "unexpected: " << line;
+    }
+    EXPECT_EQ(code.launches[0].reduction_bytes, c.reduction_bytes);
+  }
+}
+
 }  // namespace
 }  // namespace prism::codegen
 
