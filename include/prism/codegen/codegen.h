@@ -76,14 +76,16 @@ struct CodegenOptions {
   // when some row of the warp's chunk exceeds it by more than 8, so P = exp2(s - m) ≤ 2^8
   // (f16 keeps the same relative precision) and the Dv/2 accumulator multiplications and two
   // exp2 per tile and chunk are skipped (warp-uniform branch) on most chunks. Exact in real arithmetic:
-  // the stored sums are still multiplied back by exp(m).
+  // the stored sums are still multiplied back by exp(m). Off by default: no measurable gain on
+  // the H200 (docs/codegen.md, 2026-12-01).
   bool attention_lazy_rescale = false;
   // Attention template: P = exp2(s·scale − m) computed as f16 pairs (the f32 arguments rounded
   // to f16, one ex2.approx.f16x2 for two scores: half the MUFU work, no separate f32 → f16
   // packing) and Σ P taken on the tensor cores (P times a ones B fragment: the exact row sums
   // of the f16 P that the E·V matmul multiplies). Rounding the argument x to f16 moves it by at
   // most |x|·2^-11, a relative error of at most 0.7·|x|·2^-11 in P: 0.03 % where P ≥ 1/2,
-  // 0.3 % at |x| = 8 (P = 2^±8), well inside the 2 % tolerance of f16 outputs.
+  // 0.3 % at |x| = 8 (P = 2^±8), well inside the 2 % tolerance of f16 outputs. Off by default:
+  // no measurable gain on the H200 (docs/codegen.md, 2026-12-01).
   bool attention_exp_f16x2 = false;
 };
 
