@@ -5,8 +5,7 @@
 #      except those labelled gpu;
 #   3. an AddressSanitizer + UndefinedBehaviorSanitizer build with clang (build-asan/, which also
 #      holds the libFuzzer targets) and the same tests but those labelled slow;
-#   4. the parser fuzzer (build-asan/tests/fuzz/) for 60 s via tests/fuzz/run_fuzz.sh, if present
-#      (in the background while step 3's tests run; its log is printed after them).
+#   4. the parser fuzzer (build-asan/tests/fuzz/) for 60 s via tests/fuzz/run_fuzz.sh, if present.
 # Stops at the first failure with a non-zero exit code.
 #
 #   tools/test.sh                  # everything
@@ -104,38 +103,15 @@ if [ "$asan" = 1 ] || [ "$have_fuzz" = 1 ]; then
   fi
 fi
 
-# The fuzzer runs for a fixed time on one core; beside the sanitizer tests it uses the core
-# that their tail leaves idle (the longest tests finish alone), instead of adding its time.
-fuzz_pid=
-if [ "$fuzz" = 1 ] && [ "$have_fuzz" = 1 ] && [ "$asan" = 1 ]; then
-  step "parser fuzzer (${FUZZ_SECONDS} s), in the background beside the sanitizer tests"
-  bash tests/fuzz/run_fuzz.sh build-asan "$FUZZ_SECONDS" >build-asan/fuzz.log 2>&1 &
-  fuzz_pid=$!
-fi
-
 if [ "$asan" = 1 ]; then
   step "tests (ASan + UBSan; not those labelled slow, which the Release pass ran)"
-  tests_status=0
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    run_tests build-asan 'gpu|slow' || tests_status=$?
-  if [ "$tests_status" != 0 ]; then
-    [ -z "$fuzz_pid" ] || kill "$fuzz_pid" 2>/dev/null || true
-    exit "$tests_status"
-  fi
+    run_tests build-asan 'gpu|slow'
 fi
 
 if [ "$fuzz" = 1 ]; then
-  if [ -n "$fuzz_pid" ]; then
-    step "parser fuzzer: waiting for it (build-asan/fuzz.log)"
-    fuzz_status=0
-    wait "$fuzz_pid" || fuzz_status=$?
-    cat build-asan/fuzz.log
-    if [ "$fuzz_status" != 0 ]; then
-      echo "test.sh: error: the parser fuzzer failed (exit $fuzz_status; build-asan/fuzz.log)" >&2
-      exit "$fuzz_status"
-    fi
-  elif [ "$have_fuzz" = 1 ]; then
+  if [ "$have_fuzz" = 1 ]; then
     step "parser fuzzer (${FUZZ_SECONDS} s)"
     bash tests/fuzz/run_fuzz.sh build-asan "$FUZZ_SECONDS"
   else
