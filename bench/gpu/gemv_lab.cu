@@ -654,6 +654,17 @@ int main() {
 #define B4(NT, KC, S, CW, SPLIT) do { RunBulk<1, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); \
     RunBulk<2, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); RunBulk<8, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); \
     RunBulk<16, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); } while (0)
+    if (std::getenv("DIRECT_SWEEP") != nullptr) {
+      // Register-direct tensor-core GEMV with 256-column blocks (WN = 4: 512 contiguous bytes of
+      // each W row per block, the pure read's fastest shape) and more blocks / loads in flight.
+      if (c.M <= 2) { RunRead<256, 256, 8>(c, 16, ws, part, y); RunRead<256, 256, 8>(c, 8, ws, part, y); }
+      D4(2, 2, 4, 8);
+      D4(4, 1, 4, 16); D4(4, 1, 8, 16); D4(4, 2, 4, 16); D4(4, 2, 4, 8); D4(4, 1, 8, 8); D4(4, 1, 4, 32);
+      D4(2, 1, 8, 16); D4(2, 2, 8, 16);
+      for (int i = 0; i < kCopies; ++i) { CK(cudaFree(xs[i])); CK(cudaFree(ws[i])); }
+      CK(cudaFree(part)); CK(cudaFree(y));
+      continue;
+    }
     if (c.M <= 2) {  // pure-read ceilings, once per shape
       RunRead<64, 256, 4>(c, 1, ws, part, y); RunRead<128, 256, 4>(c, 4, ws, part, y);
       RunRead<256, 256, 8>(c, 8, ws, part, y); RunRead<256, 256, 8>(c, 16, ws, part, y);
