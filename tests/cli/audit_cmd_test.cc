@@ -17,7 +17,8 @@
 #include "tools/cli.h"
 
 namespace prism::cli {
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace audit_cmd_test {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
@@ -146,5 +147,5 @@ TEST(AuditCliTest, Errors) {
   }
 }
 
-}  // namespace
+}  // namespace audit_cmd_test
 }  // namespace prism::cli

@@ -28,7 +28,8 @@ namespace prism::cli {
 const CommandSpec& CheckProofSpec();
 absl::Status RunCheckProof(const ParsedArgs& args, Io& io);
 
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace check_proof_test {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -259,5 +260,5 @@ TEST_F(CheckProofCliTest, Help) {
   EXPECT_THAT(r.out, HasSubstr("--rules DIR"));
 }
 
-}  // namespace
+}  // namespace check_proof_test
 }  // namespace prism::cli

@@ -16,7 +16,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace cli_e2e_test {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -150,4 +151,4 @@ TEST(CliE2eTest, WorkloadReproducesExampleFile) {
   EXPECT_EQ(r.out, ss.str());
 }
 
-}  // namespace
+}  // namespace cli_e2e_test

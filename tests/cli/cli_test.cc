@@ -28,7 +28,8 @@
 #include "tools/targets.h"
 
 namespace prism::cli {
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace cli_test {
 using ::prism::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -659,5 +660,5 @@ TEST(OptionsTest, EditDistanceAndClosestMatch) {
   EXPECT_EQ(ClosestMatch("x", names), "");
 }
 
-}  // namespace
+}  // namespace cli_test
 }  // namespace prism::cli

@@ -15,7 +15,8 @@
 #include "tools/cli.h"
 
 namespace prism::cli {
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace dump_after_test {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -96,5 +97,5 @@ TEST(DumpAfterTest, Errors) {
   }
 }
 
-}  // namespace
+}  // namespace dump_after_test
 }  // namespace prism::cli

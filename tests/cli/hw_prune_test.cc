@@ -10,7 +10,8 @@
 #include "tools/cli.h"
 
 namespace prism::cli {
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace hw_prune_test {
 using ::testing::HasSubstr;
 
 struct Row {
@@ -74,5 +75,5 @@ TEST(HwPruneCliTest, PruneDominatedJson) {
   EXPECT_FALSE(j["rules"].empty());
 }
 
-}  // namespace
+}  // namespace hw_prune_test
 }  // namespace prism::cli

@@ -15,7 +15,8 @@
 #include "tools/cli.h"
 
 namespace prism::cli {
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace optimize_cmd_test {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -111,5 +112,5 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace optimize_cmd_test
 }  // namespace prism::cli

@@ -14,7 +14,8 @@
 #include "tools/options.h"
 
 namespace prism::cli {
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace rules_cmd_test {
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
@@ -104,5 +105,5 @@ TEST(RulesCmdTest, Errors) {
   EXPECT_THAT(missing.err, HasSubstr("prism: error: "));
 }
 
-}  // namespace
+}  // namespace rules_cmd_test
 }  // namespace prism::cli

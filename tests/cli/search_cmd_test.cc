@@ -12,7 +12,8 @@
 #include "tools/cli.h"
 
 namespace prism::cli {
-namespace {
+// Named, not anonymous: with PRISM_UNITY_BUILD the nine files share one translation unit.
+namespace search_cmd_test {
 using ::testing::HasSubstr;
 
 // A small rmsnorm_linear (the search over it takes well under a second).
@@ -108,11 +109,11 @@ TEST(SearchCliTest, Errors) {
   };
   for (const Row& row : rows) {
     const Result r = RunPrism(row.args);
-    EXPECT_EQ(r.code, 2) << testing::PrintToString(row.args) << "\n" << r.err;
-    EXPECT_THAT(r.err, HasSubstr(row.err)) << testing::PrintToString(row.args);
+    EXPECT_EQ(r.code, 2) << ::testing::PrintToString(row.args) << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(row.err)) << ::testing::PrintToString(row.args);
     EXPECT_EQ(r.out, "");
   }
 }
 
-}  // namespace
+}  // namespace search_cmd_test
 }  // namespace prism::cli
