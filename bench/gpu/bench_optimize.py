@@ -15,7 +15,7 @@ by the same code (CUDA graph over input sets rotated past L2, median of replays)
 eager and torch.compile (and max-autotune with MAX_AUTOTUNE=1). Writes $OUT/prism_optimize.json
 (harness rows) and $OUT/prism_optimize_check.json (f64 errors, selected instances).
 """
-import json, math, os, sys, warnings
+import ctypes, json, math, os, sys, warnings
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 import numpy as np
@@ -40,6 +40,54 @@ INPUTS = {
 DT = {"f16": torch.float16, "f32": torch.float32}
 
 
+class _LaunchAttr(ctypes.Structure):  # CUlaunchAttribute
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_char * 64)]
+
+
+class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig
+    _fields_ = [("gx", ctypes.c_uint), ("gy", ctypes.c_uint), ("gz", ctypes.c_uint),
+                ("bx", ctypes.c_uint), ("by", ctypes.c_uint), ("bz", ctypes.c_uint),
+                ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(_LaunchAttr)), ("num_attrs", ctypes.c_uint)]
+
+
+_CUDA = None
+
+
+def launch_ex(fn, grid, block, smem, cluster, programmatic, ptrs, stream):
+    """cuLaunchKernelEx with launch.json's "cluster" (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) and
+    "programmatic_dependent_launch" (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)."""
+    global _CUDA
+    if _CUDA is None:
+        _CUDA = ctypes.CDLL("libcuda.so.1")
+        _CUDA.cuLaunchKernelEx.argtypes = [ctypes.POINTER(_LaunchConfig), ctypes.c_void_p,
+                                           ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+        _CUDA.cuFuncSetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    if cluster[0] * cluster[1] * cluster[2] > 8:  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+        rc = _CUDA.cuFuncSetAttribute(ctypes.c_void_p(fn.kernel.ptr), 14, 1)
+        if rc != 0:
+            raise RuntimeError(f"cuFuncSetAttribute(non-portable cluster size): CUresult {rc}")
+    attrs = (_LaunchAttr * 2)()
+    n = 0
+    # The value field is a c_char array: reading it gives a copy, so write through its address.
+    if tuple(cluster) != (1, 1, 1):
+        attrs[n].id = 4
+        ctypes.memmove(ctypes.addressof(attrs[n]) + _LaunchAttr.value.offset,
+                       (ctypes.c_uint * 3)(*cluster), 12)
+        n += 1
+    if programmatic:
+        attrs[n].id = 6
+        ctypes.memmove(ctypes.addressof(attrs[n]) + _LaunchAttr.value.offset, ctypes.byref(ctypes.c_int(1)), 4)
+        n += 1
+    vals = [ctypes.c_uint64(p) for p in ptrs]
+    params = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
+    cfg = _LaunchConfig(*grid, *block, smem, ctypes.c_void_p(stream),
+                        ctypes.cast(attrs, ctypes.POINTER(_LaunchAttr)), n)
+    rc = _CUDA.cuLaunchKernelEx(ctypes.byref(cfg), ctypes.c_void_p(fn.kernel.ptr), params, None)
+    if rc != 0:
+        raise RuntimeError(f"cuLaunchKernelEx (cluster {cluster}, programmatic {programmatic}): CUresult {rc}")
+
+
 class Program:
     """The kernels of one launch.json, run in order; the output is the tensor written and never read."""
 
@@ -50,6 +98,8 @@ class Program:
             src = f.read()
         self.inputs = inputs
         self.kernels = []
+        # launch.json's "cluster" ((1, 1, 1) when absent) and "programmatic_dependent_launch"
+        self.clusters = []
         shapes, written, read = {}, set(), set()
         for k in self.launch["kernels"]:
             fn = cupy.RawKernel(src, k["function"], options=("-std=c++17",), backend="nvrtc")
@@ -60,6 +110,8 @@ class Program:
                 (written if a["access"] == "write" else read).add(a["tensor"])
             self.kernels.append((fn, tuple(k["grid"]), tuple(k["block"]), k["dynamic_smem_bytes"], names,
                                  fn.attributes["num_regs"]))
+            self.clusters.append((tuple(k.get("cluster", (1, 1, 1))),
+                                  bool(k.get("programmatic_dependent_launch", False))))
         outs = sorted(written - read)
         assert len(outs) == 1, outs
         self.output = outs[0]
@@ -83,9 +135,15 @@ class Program:
         b = self.buffers(tuple(t.data_ptr() for t in ins))
         tensors = dict(zip(self.inputs, ins))
         tensors.update(b)
-        with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            for fn, grid, block, smem, names, _ in self.kernels:
-                fn(grid, block, tuple(np.uint64(tensors[n].data_ptr()) for n in names), shared_mem=smem)
+        stream = torch.cuda.current_stream().cuda_stream
+        with cupy.cuda.ExternalStream(stream):
+            for (fn, grid, block, smem, names, _), (cl, pdl) in zip(self.kernels, self.clusters):
+                if cl != (1, 1, 1) or pdl:
+                    launch_ex(fn, grid, block, smem, cl, pdl, [tensors[n].data_ptr() for n in names],
+                              stream)
+                else:
+                    fn(grid, block, tuple(np.uint64(tensors[n].data_ptr()) for n in names),
+                       shared_mem=smem)
         return b[self.output]
 
 

@@ -55,7 +55,9 @@ class PdlProgram(bo.Program):
         stream = torch.cuda.current_stream().cuda_stream
         attr = LaunchAttr()
         attr.id = ATTR_PDL
-        ctypes.memmove(attr.value, ctypes.byref(ctypes.c_int(1)), 4)
+        # attr.value is a c_char array: reading the field gives a copy, so write through its
+        # address (the first version wrote into a copy: its run 11 of 2026-12-01 had no PDL).
+        ctypes.memmove(ctypes.addressof(attr) + LaunchAttr.value.offset, ctypes.byref(ctypes.c_int(1)), 4)
         for fn, grid, block, smem, names, _ in self.kernels:
             vals = [ctypes.c_uint64(tensors[n].data_ptr()) for n in names]
             params = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])

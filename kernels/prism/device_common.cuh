@@ -182,6 +182,47 @@ __device__ __forceinline__ u32_t MulF16x2(u32_t a, u32_t b) {
   asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
   return r;
 }
+// Programmatic dependent launch (CodegenOptions::programmatic_dependent_launch): let the next
+// kernel in the stream be scheduled, then wait until the previous grid has completed and its
+// memory is visible. Both are no-ops for a launch without the attribute, and below sm_90.
+__device__ __forceinline__ void PdlPrologue() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// ---- thread block clusters (sm_90): a combine kernel folded into its producer -------------
+// Every thread of every block of the cluster arrives, then waits for all of them: shared-memory
+// writes before the barrier (release) are visible to every block's reads after it (acquire).
+__device__ __forceinline__ void ClusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+}
+__device__ __forceinline__ u32_t ClusterRank() {
+  u32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// Loads are volatile asm: never moved above the (volatile) ClusterSync before them.
+// The shared::cluster address of the byte at shared::cta address `addr` in block `rank`.
+__device__ __forceinline__ u32_t MapShared(u32_t addr, u32_t rank) {
+  u32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ float LdClusterF32(u32_t addr) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ float LdClusterF16(u32_t addr) {
+  f16_t h;
+  asm volatile("ld.shared::cluster.b16 %0, [%1];" : "=h"(h) : "r"(addr));
+  return F16ToF32(h);
+}
+#endif
 __device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }
 __device__ __forceinline__ float Gelu(float x) {  // exact (erf) form
   return (0.5f * x) * (1.0f + erff(x * 0.70710678118654752f));

@@ -31,6 +31,7 @@
 //     f16-rounded arguments; Σ P as P times a ones fragment on the tensor cores).
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,13 @@ constexpr int64_t kPad = 8;  // f16 elements (16 bytes) of padding per shared ro
 
 class AttentionGen {
  public:
-  AttentionGen(const BlockProgram& p, int kernel, const CodegenOptions& options)
-      : p_(p), k_(p.kernels[kernel].block()), kname_(p.kernels[kernel].name), options_(options) {}
+  AttentionGen(const BlockProgram& p, int kernel, const CodegenOptions& options,
+               const FusedCombine* fused)
+      : p_(p),
+        k_(p.kernels[kernel].block()),
+        kname_(p.kernels[kernel].name),
+        options_(options),
+        fused_(fused) {}
 
   absl::StatusOr<LaunchConfig> Generate(std::string& source);
 
@@ -59,11 +65,19 @@ class AttentionGen {
   absl::Status Analyze();
   // Pointer to head h's [rows, cols] slice of a rank-3 input tile (global memory).
   std::string SlicePtr(int op, const std::string& h, bool with_loop) const;
+  // The address of element (h, r, c) of output op `out`'s tile: in the tensor (global memory),
+  // or in the fused region (cluster_combine).
+  std::string OutAddr(int out, const std::string& h, const std::string& r,
+                      const std::string& c) const;
 
   const BlockProgram& p_;
   const ConcreteBlockGraph& k_;
   std::string kname_;
   const CodegenOptions& options_;
+  // cluster_combine: the combine kernel folded in; its partial tiles are kept in shared memory
+  // at fused_off_ (tile-local row-major, FusedCombine::offset) instead of being stored.
+  const FusedCombine* fused_ = nullptr;
+  int64_t fused_off_ = 0;
 
   int q_ = -1, k_in_ = -1, v_ = -1;  // input ops
   int rms_q_ = -1, rms_v_ = -1;      // rms ops (or -1)
@@ -258,7 +272,17 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   launch.grid = k_.grid;
   launch.threads = k_.threads;
   std::string params;
-  PRISM_RETURN_IF_ERROR(KernelParams(p_, k_, kname_, launch, params));
+  std::string tail;  // the folded combine kernel (cluster_combine)
+  if (fused_ != nullptr) {
+    const ConcreteBlockGraph& c = p_.kernels[fused_->combine].block();
+    std::set<int> keep;
+    for (const auto& [t, o] : fused_->tensors) keep.insert(t);
+    PRISM_RETURN_IF_ERROR(KernelParams(p_, {&k_, &c}, keep, kname_, launch, params));
+    launch.kernel = absl::StrCat(kname_, "+", p_.kernels[fused_->combine].name);
+    launch.cluster = {1, 1, fused_->cluster};
+  } else {
+    PRISM_RETURN_IF_ERROR(KernelParams(p_, k_, kname_, launch, params));
+  }
 
   const int64_t stages = std::max<int64_t>(1, k_.stages);
   const int64_t qpitch = d_ + kPad, kpitch = lc_ + kPad, vpitch = dv_ + kPad;
@@ -280,10 +304,24 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   bool direct = ws_ == 1;
   for (int out : outputs_) {
     if (p_.tensors[k_.ops[out].tensor].shape[2] % 2 != 0) direct = false;
+    // Kept tiles: the float2 stores of N need even rows (Dn's are single floats).
+    if (fused_ != nullptr && k_.ops[out].tile[2] % 2 != 0 &&
+        std::count(num_accs_.begin(), num_accs_.end(), k_.ops[out].operands[0]) > 0) {
+      direct = false;
+    }
   }
   launch.reduction_bytes = direct ? 0 : red_l_off + ws_ * rows * 4;
+  // The fused region follows the reduction buffer (both alias the stages; in the direct form
+  // a barrier before the tile writes makes every warp finish with the stages first).
+  fused_off_ = stage_off + (launch.reduction_bytes + 15) / 16 * 16;
   launch.dynamic_smem_bytes =
-      stage_off + std::max(stages * launch.stage_bytes, launch.reduction_bytes);
+      stage_off +
+      std::max(stages * launch.stage_bytes,
+               fused_ != nullptr ? fused_off_ - stage_off + fused_->bytes : launch.reduction_bytes);
+  if (fused_ != nullptr) {
+    PRISM_ASSIGN_OR_RETURN(tail, GenerateCombineTail(p_, *fused_, k_.threads,
+                                                     absl::StrCat("smem + ", fused_off_), options_));
+  }
   if (launch.dynamic_smem_bytes > options_.max_dynamic_smem_bytes) {
     return absl::ResourceExhaustedError(
         absl::StrCat("codegen: kernel ", kname_, " needs ", launch.dynamic_smem_bytes,
@@ -310,9 +348,18 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   // state fits in 128 registers without spills (NVRTC 13, sm_80/sm_90; 64 columns spill), so
   // ask for 65536 / (T · 128) resident blocks (16 warps per SM); else leave it to ptxas.
   const int64_t min_blocks = tpw_ == 1 && lw_ <= 32 ? std::max<int64_t>(1, 512 / k_.threads) : 1;
+  if (fused_ != nullptr) {
+    absl::StrAppend(&s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error \"",
+                    launch.function,
+                    ": cluster_combine kernels need sm_90 or newer (thread block clusters)\"\n"
+                    "#endif\n// launched as clusters of (1, 1, ",
+                    fused_->cluster, ") blocks; kernel ", p_.kernels[fused_->combine].name,
+                    " folded in\n");
+  }
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ", ",
                   min_blocks, ") ", launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, "  using namespace prism_dev;\n");
+  absl::StrAppend(&s, KernelPrologue(options_));
   absl::StrAppend(&s, "  extern __shared__ __align__(16) unsigned char smem[];\n");
   absl::StrAppend(&s, "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n");
   absl::StrAppend(&s, "  const int g = lane >> 2, t4 = lane & 3;\n");
@@ -619,8 +666,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
   }
   if (direct) {
-    absl::StrAppend(&s,
-                    "  CpAsyncWait<0>();\n  // Partial sums × exp(m), stored from the fragments\n");
+    absl::StrAppend(&s, "  CpAsyncWait<0>();\n", fused_ != nullptr ? "  __syncthreads();  // the stages are free: the tiles alias them\n" : "",
+                    "  // Partial sums × exp(m), stored from the fragments\n");
     absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
     absl::StrAppend(&s, "    const int r_lo = ((tile0 + tp) % ", mph_,
                     ") * 16 + g, r_hi = r_lo + 8;  // rows of head wh\n");
@@ -636,10 +683,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       const ConcreteTensor& t = p_.tensors[op.tensor];
       const bool num = std::count(num_accs_.begin(), num_accs_.end(), op.operands[0]) > 0;
       auto dst = [&](const std::string& r, const std::string& c) {
-        return absl::StrCat(ParamName(p_, op.tensor), " + ((", TileOrigin(k_, out, 0, false),
-                            " + wh) * ", t.shape[1], "LL + ", TileOrigin(k_, out, 1, false), " + ",
-                            r, ") * ", t.shape[2], "LL + ", TileOrigin(k_, out, 2, false), " + ",
-                            c);
+        return OutAddr(out, "wh", r, c);
       };
       absl::StrAppend(&s, "    // ", OpLabel(k_, out), " → ", t.name, " (",
                       OpLabel(k_, op.operands[0]), ")\n");
@@ -668,7 +712,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                         dst("r_hi", "0"), ") = ", cv, "(sh);\n    }\n");
       }
     }
-    absl::StrAppend(&s, "  }\n}\n");
+    absl::StrAppend(&s, "  }\n", tail, "}\n");
     source += s;
     return launch;
   }
@@ -702,7 +746,6 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     const int64_t vec = num && dv_ % 4 == 0 && t.shape[2] % 4 == 0 ? 4 : 1;
     const int64_t items = gt_ * mq_ * cols / vec, per_row = cols / vec;
     const int64_t trips = (items + k_.threads - 1) / k_.threads;
-    const std::string store = ParamName(p_, op.tensor);
     absl::StrAppend(&s, "  // ", OpLabel(k_, out), " → ", t.name, " (", OpLabel(k_, op.operands[0]),
                     "), ", vec, " column(s) per thread and step\n");
     absl::StrAppend(&s, trips <= 16 ? "#pragma unroll\n" : "#pragma unroll 4\n",
@@ -712,10 +755,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, "    const int h = e / ", mq_ * per_row, ", r = (e / ", per_row, ") % ",
                     mq_, ", c = (e % ", per_row, ") * ", vec, ";\n    (void)c;\n");
     absl::StrAppend(&s, "    const int pr = h * ", mph_ * 16, " + r;\n");
-    const std::string dst =
-        absl::StrCat(store, " + ((", TileOrigin(k_, out, 0, false), " + h) * ", t.shape[1], "LL + ",
-                     TileOrigin(k_, out, 1, false), " + r) * ", t.shape[2], "LL + ",
-                     TileOrigin(k_, out, 2, false), " + c");
+    const std::string dst = OutAddr(out, "h", "r", "c");
     if (vec == 4) {
       absl::StrAppend(&s, "    float4 v = *reinterpret_cast<const float4*>(red + pr * ", rpitch,
                       " + c);\n");
@@ -741,17 +781,33 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     }
     absl::StrAppend(&s, "  }\n");
   }
-  absl::StrAppend(&s, "}\n");
+  absl::StrAppend(&s, tail, "}\n");
   source += s;
   return launch;
+}
+
+std::string AttentionGen::OutAddr(int out, const std::string& h, const std::string& r,
+                                  const std::string& c) const {
+  const ConcreteBlockOp& op = k_.ops[out];
+  if (fused_ != nullptr) {  // the tile in shared memory, row-major [Gt, Mq, cols]
+    const bool f16 = p_.tensors[op.tensor].dtype == DType::kF16;
+    return absl::StrCat("reinterpret_cast<", f16 ? "f16_t" : "float", "*>(smem + ", fused_off_,
+                        " + ", fused_->offset.at(op.tensor), ") + (", h, " * ", op.tile[1], " + ",
+                        r, ") * ", op.tile[2], " + ", c);
+  }
+  const ConcreteTensor& t = p_.tensors[op.tensor];
+  return absl::StrCat(ParamName(p_, op.tensor), " + ((", TileOrigin(k_, out, 0, false), " + ", h,
+                      ") * ", t.shape[1], "LL + ", TileOrigin(k_, out, 1, false), " + ", r,
+                      ") * ", t.shape[2], "LL + ", TileOrigin(k_, out, 2, false), " + ", c);
 }
 
 }  // namespace
 
 absl::StatusOr<LaunchConfig> GenerateAttentionKernel(const BlockProgram& p, int kernel,
                                                      const CodegenOptions& options,
-                                                     std::string& source) {
-  AttentionGen gen(p, kernel, options);
+                                                     std::string& source,
+                                                     const FusedCombine* fused) {
+  AttentionGen gen(p, kernel, options, fused);
   return gen.Generate(source);
 }
 

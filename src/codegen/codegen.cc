@@ -25,6 +25,7 @@ namespace {
 
 using internal::FloatLit;
 using internal::Ident;
+using internal::KernelPrologue;
 
 #include "device_common_source.inc"  // kDeviceCommonCuh: kernels/prism/device_common.cuh
 
@@ -540,6 +541,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ") ",
                   launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, "  using namespace prism_dev;\n");
+  absl::StrAppend(&s, KernelPrologue(options_));
   absl::StrAppend(&s, "  extern __shared__ __align__(16) unsigned char smem[];\n");
   absl::StrAppend(&s, "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n");
   absl::StrAppend(&s, "  const int wn = warp % ", wn_, ", wk = warp / ", wn_, ";\n");
@@ -761,6 +763,10 @@ std::string LaunchJson(const BlockProgram& p, const std::vector<LaunchConfig>& l
     k["function"] = l.function;
     k["grid"] = {l.grid[0], l.grid[1], l.grid[2]};
     k["block"] = {l.threads, 1, 1};
+    if (l.cluster != std::array<int64_t, 3>{1, 1, 1}) {
+      k["cluster"] = {l.cluster[0], l.cluster[1], l.cluster[2]};
+    }
+    if (l.programmatic) k["programmatic_dependent_launch"] = true;
     k["dynamic_smem_bytes"] = l.dynamic_smem_bytes;
     nlohmann::ordered_json args = nlohmann::ordered_json::array();
     for (size_t i = 0; i < l.args.size(); ++i) {
@@ -805,6 +811,38 @@ std::string HostHeader(const BlockProgram& p, const std::vector<LaunchConfig>& l
     absl::StrAppend(&s, "  cudaError_t e = cudaFuncSetAttribute(", l.function,
                     ", cudaFuncAttributeMaxDynamicSharedMemorySize, ", l.dynamic_smem_bytes,
                     ");\n  if (e != cudaSuccess) return e;\n");
+    const bool cluster = l.cluster != std::array<int64_t, 3>{1, 1, 1};
+    if (cluster || l.programmatic) {
+      // Launch attributes: thread block clusters (sizes over 8 need the non-portable
+      // permission) and programmatic dependent launch, through cudaLaunchKernelEx.
+      if (l.cluster[0] * l.cluster[1] * l.cluster[2] > 8) {
+        absl::StrAppend(&s, "  e = cudaFuncSetAttribute(", l.function,
+                        ", cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n"
+                        "  if (e != cudaSuccess) return e;\n");
+      }
+      absl::StrAppend(&s, "  cudaLaunchConfig_t cfg = {};\n  cfg.gridDim = dim3(", l.grid[0], ", ",
+                      l.grid[1], ", ", l.grid[2], ");\n  cfg.blockDim = dim3(", l.threads,
+                      ");\n  cfg.dynamicSmemBytes = ", l.dynamic_smem_bytes,
+                      ";\n  cfg.stream = stream;\n  cudaLaunchAttribute attr[2];\n");
+      int n = 0;
+      if (cluster) {
+        absl::StrAppend(&s, "  attr[", n, "].id = cudaLaunchAttributeClusterDimension;\n  attr[", n,
+                        "].val.clusterDim.x = ", l.cluster[0], ";\n  attr[", n,
+                        "].val.clusterDim.y = ", l.cluster[1], ";\n  attr[", n,
+                        "].val.clusterDim.z = ", l.cluster[2], ";\n");
+        ++n;
+      }
+      if (l.programmatic) {
+        absl::StrAppend(&s, "  attr[", n,
+                        "].id = cudaLaunchAttributeProgrammaticStreamSerialization;\n  attr[", n,
+                        "].val.programmaticStreamSerializationAllowed = 1;\n");
+        ++n;
+      }
+      absl::StrAppend(&s, "  cfg.attrs = attr;\n  cfg.numAttrs = ", n,
+                      ";\n  return cudaLaunchKernelEx(&cfg, ", l.function, ", ",
+                      absl::StrJoin(names, ", "), ");\n}\n\n");
+      continue;
+    }
     absl::StrAppend(&s, "  ", l.function, "<<<dim3(", l.grid[0], ", ", l.grid[1], ", ", l.grid[2],
                     "), dim3(", l.threads, "), ", l.dynamic_smem_bytes, ", stream>>>(",
                     absl::StrJoin(names, ", "), ");\n  return cudaGetLastError();\n}\n\n");
@@ -836,6 +874,9 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
                                            const CodegenOptions& options) {
   GeneratedCode out;
   std::string kernels;
+  // cluster_combine: the first candidate pair's reason, reported when no pair is fused.
+  std::string no_fusion;
+  int fused_pairs = 0;
   for (int i = 0; i < static_cast<int>(program.kernels.size()); ++i) {
     if (!program.kernels[i].is_block()) {
       return absl::UnimplementedError(
@@ -845,6 +886,18 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
     LaunchConfig l;
     switch (internal::ChooseTemplate(program.kernels[i].block())) {
       case internal::Template::kAttention: {
+        if (options.cluster_combine) {
+          absl::StatusOr<internal::FusedCombine> f = internal::MatchClusterCombine(program, i);
+          if (f.ok()) {
+            PRISM_ASSIGN_OR_RETURN(
+                l, internal::GenerateAttentionKernel(program, i, options, kernels, &*f));
+            out.launches.push_back(std::move(l));
+            ++fused_pairs;
+            ++i;  // the combine kernel is part of this one
+            continue;
+          }
+          if (no_fusion.empty()) no_fusion = std::string(f.status().message());
+        }
         PRISM_ASSIGN_OR_RETURN(l, internal::GenerateAttentionKernel(program, i, options, kernels));
         break;
       }
@@ -859,6 +912,14 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
       }
     }
     out.launches.push_back(std::move(l));
+  }
+  for (LaunchConfig& l : out.launches) l.programmatic = options.programmatic_dependent_launch;
+  if (options.cluster_combine && fused_pairs == 0) {
+    return absl::UnimplementedError(
+        no_fusion.empty()
+            ? absl::StrCat("codegen: cluster_combine: program ", program.name,
+                           " has no split-KV attention kernel followed by a combine kernel")
+            : no_fusion);
   }
   absl::StrAppend(&out.source, "// Generated by prism codegen from block program '", program.name,
                   "'. Self-contained CUDA C++ (sm_80+).\n", DeviceCommonSource(), "\n", kernels);

@@ -2,6 +2,7 @@
 #include "gen_util.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,16 +69,31 @@ absl::StatusOr<std::string> DeviceElemType(const ConcreteTensor& t) {
                                                "; only f16 and f32 tensors are supported"));
 }
 
+std::string KernelPrologue(const CodegenOptions& options) {
+  return options.programmatic_dependent_launch
+             ? "  prism_dev::PdlPrologue();  // programmatic dependent launch: after the previous grid\n"
+             : "";
+}
+
 std::string ParamName(const BlockProgram& p, int tensor) {
   return absl::StrCat("t_", Ident(p.tensors[tensor].name));
 }
 
 absl::Status KernelParams(const BlockProgram& p, const ConcreteBlockGraph& k,
                           absl::string_view kernel, LaunchConfig& launch, std::string& params) {
+  return KernelParams(p, std::vector<const ConcreteBlockGraph*>{&k}, {}, kernel, launch, params);
+}
+
+absl::Status KernelParams(const BlockProgram& p, const std::vector<const ConcreteBlockGraph*>& ks,
+                          const std::set<int>& exclude, absl::string_view kernel,
+                          LaunchConfig& launch, std::string& params) {
   std::map<int, bool> args;
-  for (const ConcreteBlockOp& op : k.ops) {
-    if (op.kind == BlockOpKind::kInput) args.emplace(op.tensor, false);
-    if (op.kind == BlockOpKind::kOutput) args[op.tensor] = true;
+  for (const ConcreteBlockGraph* k : ks) {
+    for (const ConcreteBlockOp& op : k->ops) {
+      if (exclude.count(op.tensor)) continue;
+      if (op.kind == BlockOpKind::kInput) args.emplace(op.tensor, false);
+      if (op.kind == BlockOpKind::kOutput) args[op.tensor] = true;
+    }
   }
   std::vector<std::string> list;
   for (const auto& [t, written] : args) {
@@ -93,6 +109,102 @@ absl::Status KernelParams(const BlockProgram& p, const ConcreteBlockGraph& k,
   }
   params = absl::StrJoin(list, ", ");
   return absl::OkStatus();
+}
+
+absl::StatusOr<FusedCombine> MatchClusterCombine(const BlockProgram& p, int producer) {
+  const int combine = producer + 1;
+  auto fail = [&](absl::string_view why) {
+    return absl::UnimplementedError(
+        absl::StrCat("codegen: cluster_combine: kernels ", p.kernels[producer].name,
+                     combine < static_cast<int>(p.kernels.size())
+                         ? absl::StrCat(", ", p.kernels[combine].name)
+                         : std::string(),
+                     ": ", why));
+  };
+  if (combine >= static_cast<int>(p.kernels.size())) {
+    return fail("no kernel follows the producer");
+  }
+  if (!p.kernels[producer].is_block() || !p.kernels[combine].is_block()) {
+    return fail("library kernels cannot be fused");
+  }
+  const ConcreteBlockGraph& a = p.kernels[producer].block();
+  const ConcreteBlockGraph& b = p.kernels[combine].block();
+  if (ChooseTemplate(a) != Template::kAttention) {
+    return fail("the producer is not a split-KV attention kernel");
+  }
+  if (ChooseTemplate(b) != Template::kPointwise) {
+    return fail("the second kernel is not a pointwise combine kernel");
+  }
+  const int64_t gz = a.grid[2];
+  if (gz < 2 || gz > 16) {
+    return fail(absl::StrCat("the producer's grid z (", gz,
+                             ") is not a cluster size in [2, 16]"));
+  }
+  if (b.grid[0] != a.grid[0] || b.grid[1] != a.grid[1] || b.grid[2] != 1) {
+    return fail(absl::StrCat("the combine grid (", b.grid[0], ", ", b.grid[1], ", ", b.grid[2],
+                             ") is not the producer's (", a.grid[0], ", ", a.grid[1], ", 1)"));
+  }
+  if (b.forloop != gz) {
+    return fail(absl::StrCat("the combine forloop (", b.forloop,
+                             ") does not walk the producer's ", gz, " z blocks"));
+  }
+  FusedCombine f;
+  f.producer = producer;
+  f.combine = combine;
+  f.cluster = gz;
+  for (int i = 0; i < static_cast<int>(a.ops.size()); ++i) {
+    const ConcreteBlockOp& op = a.ops[i];
+    if (op.kind != BlockOpKind::kOutput) continue;
+    if (!f.tensors.emplace(op.tensor, i).second) {
+      return fail(absl::StrCat("tensor ", p.tensors[op.tensor].name, " is written twice"));
+    }
+    if (op.map[2] == kReplicate) {
+      return fail(absl::StrCat("output ", OpLabel(a, i), " is not partitioned by grid z"));
+    }
+  }
+  for (int t : p.outputs) {
+    if (f.tensors.count(t)) {
+      return fail(absl::StrCat("tensor ", p.tensors[t].name, " is a program output"));
+    }
+  }
+  for (int k = 0; k < static_cast<int>(p.kernels.size()); ++k) {
+    if (k == producer || k == combine || !p.kernels[k].is_block()) continue;
+    for (const ConcreteBlockOp& op : p.kernels[k].block().ops) {
+      if (op.kind == BlockOpKind::kInput && f.tensors.count(op.tensor)) {
+        return fail(absl::StrCat("tensor ", p.tensors[op.tensor].name, " is read by kernel ",
+                                 p.kernels[k].name));
+      }
+    }
+  }
+  std::set<int> read;
+  for (int i = 0; i < static_cast<int>(b.ops.size()); ++i) {
+    const ConcreteBlockOp& op = b.ops[i];
+    if (op.kind == BlockOpKind::kOutput && f.tensors.count(op.tensor)) {
+      return fail(absl::StrCat("the combine kernel writes ", p.tensors[op.tensor].name));
+    }
+    if (op.kind != BlockOpKind::kInput || !f.tensors.count(op.tensor)) continue;
+    const ConcreteBlockOp& w = a.ops[f.tensors.at(op.tensor)];
+    const bool same = op.phase == Phase::kLoop && op.tile == w.tile && op.fmap == w.map[2] &&
+                      op.map[0] == w.map[0] && op.map[1] == w.map[1] && op.map[2] == kReplicate;
+    if (!same) {
+      return fail(absl::StrCat("input ", OpLabel(b, i), " does not read ",
+                               p.tensors[op.tensor].name,
+                               " tile by tile as the producer writes it (iteration i = block z)"));
+    }
+    read.insert(op.tensor);
+  }
+  int64_t off = 0;
+  for (const auto& [t, o] : f.tensors) {
+    if (!read.count(t)) {
+      return fail(absl::StrCat("tensor ", p.tensors[t].name, " is not read by the combine kernel"));
+    }
+    int64_t n = p.tensors[t].dtype == DType::kF16 ? 2 : 4;
+    for (int64_t d : a.ops[o].tile) n *= d;
+    f.offset[t] = off;
+    off += (n + 15) / 16 * 16;
+  }
+  f.bytes = off;
+  return f;
 }
 
 Template ChooseTemplate(const ConcreteBlockGraph& k) {

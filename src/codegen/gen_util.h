@@ -5,7 +5,11 @@
 #define PRISM_SRC_CODEGEN_GEN_UTIL_H_
 
 #include <array>
+#include <cstdint>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -47,6 +51,10 @@ absl::StatusOr<std::string> DeviceElemType(const ConcreteTensor& t);
 // has finished it-1), and refill the stage of it-1 with iteration it+S-1.
 std::string PipelineIterationHead(int64_t stages);
 
+// The first statement of every kernel body: "  prism_dev::PdlPrologue();  // ...\n" with
+// options.programmatic_dependent_launch, else "".
+std::string KernelPrologue(const CodegenOptions& options);
+
 // "t_<name>": the kernel parameter of tensor `t`.
 std::string ParamName(const BlockProgram& p, int tensor);
 
@@ -55,12 +63,47 @@ std::string ParamName(const BlockProgram& p, int tensor);
 absl::Status KernelParams(const BlockProgram& p, const ConcreteBlockGraph& k,
                           absl::string_view kernel, LaunchConfig& launch, std::string& params);
 
+// The same for the union of several graphs' tensors (a kernel with a combine kernel folded
+// in), leaving out the tensors in `exclude` (kept in shared memory).
+absl::Status KernelParams(const BlockProgram& p, const std::vector<const ConcreteBlockGraph*>& ks,
+                          const std::set<int>& exclude, absl::string_view kernel,
+                          LaunchConfig& launch, std::string& params);
+
+// A pointwise combine kernel folded into the kernel before it (CodegenOptions::cluster_combine):
+// the producer's gz blocks along z form one cluster; the partial tiles it would store stay in
+// its shared memory, and the cluster evaluates the combine's elements reading them there.
+struct FusedCombine {
+  int producer = -1, combine = -1;  // kernel indices (combine = producer + 1)
+  int64_t cluster = 1;              // the producer's grid z: blocks per cluster (1, 1, gz)
+  // Tensor → the producer's output op that writes it (every output of the producer).
+  std::map<int, int> tensors;
+  // Tensor → byte offset of its tile (row-major, the output op's tile) in the fused region.
+  std::map<int, int64_t> offset;
+  int64_t bytes = 0;  // the fused region's size (each tile padded to 16 bytes)
+};
+
+// The fusion of kernels `producer` and `producer + 1`, or Unimplemented naming the first
+// condition of CodegenOptions::cluster_combine that fails ("codegen: cluster_combine: kernels
+// a, b: ...").
+absl::StatusOr<FusedCombine> MatchClusterCombine(const BlockProgram& p, int producer);
+
+// The code, placed at the end of the producer's body (every producer output already written to
+// its tile at `region` + offset, a `unsigned char*` shared-memory expression), that syncs the
+// cluster, evaluates the combine kernel's elements of graph block (blockIdx.x, blockIdx.y, 0)
+// spread over the cluster's ranks (`threads` per block) and syncs again. Unimplemented when the
+// combine kernel uses anything beyond inputs, elementwise ops, inv_rms and acc_sum.
+absl::StatusOr<std::string> GenerateCombineTail(const BlockProgram& p, const FusedCombine& f,
+                                                int64_t threads, const std::string& region,
+                                                const CodegenOptions& options);
+
 // The two non-GEMM templates. Each generates one kernel (appending its source) or returns
 // Unimplemented naming the kernel and the first op it cannot emit; ResourceExhausted when the
 // kernel needs more shared memory than options allow.
+// With `fused`, the attention kernel is `fused->producer` and has the combine kernel folded in.
 absl::StatusOr<LaunchConfig> GenerateAttentionKernel(const BlockProgram& p, int kernel,
                                                      const CodegenOptions& options,
-                                                     std::string& source);
+                                                     std::string& source,
+                                                     const FusedCombine* fused = nullptr);
 absl::StatusOr<LaunchConfig> GeneratePointwiseKernel(const BlockProgram& p, int kernel,
                                                      const CodegenOptions& options,
                                                      std::string& source);

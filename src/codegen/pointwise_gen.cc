@@ -30,6 +30,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gen_util.h"
 #include "prism/base/check.h"
 #include "prism/base/status.h"
@@ -75,6 +76,9 @@ class PointwiseGen {
       : p_(p), k_(p.kernels[kernel].block()), kname_(p.kernels[kernel].name), options_(options) {}
 
   absl::StatusOr<LaunchConfig> Generate(std::string& source);
+  // GenerateCombineTail (gen_util.h): the element loops inside the producer of `f`.
+  absl::StatusOr<std::string> Tail(const FusedCombine& f, int64_t threads,
+                                   const std::string& region);
 
  private:
   absl::Status Err(int op, absl::string_view what) const { return OpError(kname_, k_, op, what); }
@@ -86,6 +90,8 @@ class PointwiseGen {
   std::string StoreStatement(int o) const;
   // The ops `root` depends on (itself included), in op order.
   std::set<int> Needed(int root) const;
+  // The loops over every output's stored tile, element e from `first` in steps of `step`.
+  std::string ElementLoops(const std::string& first, int64_t step) const;
 
   const BlockProgram& p_;
   const ConcreteBlockGraph& k_;
@@ -96,6 +102,9 @@ class PointwiseGen {
   int64_t rms_rows_ = 0, rms_cols_ = 0;  // the stored tile as rows × last dim (with rms)
   int64_t reg_elems_ = 0;  // > 0: inputs cached in registers, this many elements per thread
   int64_t vec_ = 1;        // 8: the cached inputs are loaded (and outputs stored) 16 bytes at a time
+  // Folded into a producer (Tail): inputs of these tensors are read from the cluster's shared
+  // memory, iteration `it` from rank `it` (rb[it]: that rank's fused region).
+  const FusedCombine* fused_ = nullptr;
   // The row-major address of the current element (indices i0, i1, ...) in op i's tensor (an
   // input or output whose tile is the stored tile).
   std::string Addr(int i, bool with_loop) const;
@@ -265,6 +274,24 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile) const {
         break;
       }
       const ConcreteTensor& t = p_.tensors[op.tensor];
+      if (fused_ != nullptr && fused_->tensors.count(op.tensor)) {
+        // Row-major within the tile that rank `it` kept (MatchClusterCombine: same tile).
+        std::string local;
+        int64_t stride = 1;
+        for (size_t d = op.tile.size(); d-- > 0;) {
+          if (op.tile[d] != 1) {
+            const std::string term = absl::StrCat(idx(d), " * ", stride);
+            local = local.empty() ? term : absl::StrCat(term, " + ", local);
+          }
+          stride *= op.tile[d];
+        }
+        if (local.empty()) local = "0";
+        const bool f16 = t.dtype == DType::kF16;
+        e = absl::StrCat(f16 ? "LdClusterF16" : "LdClusterF32", "(rb[it] + ",
+                         fused_->offset.at(op.tensor), "u + static_cast<u32_t>(", local, ") * ",
+                         f16 ? 2 : 4, "u)");
+        break;
+      }
       // Row-major address: Σ_d (origin_d + index_d) · stride_d.
       std::string addr;
       int64_t stride = 1;
@@ -347,6 +374,7 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
                                               "\n"));
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ") ",
                   launch.function, "(", params, ") {\n");
+  absl::StrAppend(&s, KernelPrologue(options_));
   absl::StrAppend(&s, "  using namespace prism_dev;\n  constexpr int kF = ", k_.forloop,
                   ", kParts = ", parts, ";\n");
   absl::StrAppend(&s,
@@ -492,6 +520,13 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
       return launch;
     }
   }
+  absl::StrAppend(&s, ElementLoops("first", k_.threads * parts), "}\n");
+  source += s;
+  return launch;
+}
+
+std::string PointwiseGen::ElementLoops(const std::string& first, int64_t step) const {
+  std::string s;
   for (int o : outputs_) {
     const ConcreteBlockOp& out = k_.ops[o];
     const ConcreteTensor& t = p_.tensors[out.tensor];
@@ -501,7 +536,7 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
     // The ops this output needs, by phase, in op order (dependency order).
     const std::set<int> need = Needed(out.operands[0]);
     absl::StrAppend(&s, "  // ", OpLabel(k_, o), " → ", t.name, "\n");
-    absl::StrAppend(&s, "  for (int e = first; e < ", n, "; e += ", k_.threads * parts, ") {\n");
+    absl::StrAppend(&s, "  for (int e = ", first, "; e < ", n, "; e += ", step, ") {\n");
     // Multi-index of element e (row-major in the tile).
     int64_t inner = 1;
     std::vector<std::string> idx(tile.size());
@@ -524,7 +559,8 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
       absl::StrAppend(&s, "    float ", Var(a), " = 0.0f;  // ", OpLabel(k_, a), "\n");
     }
     if (!accs_needed.empty()) {
-      absl::StrAppend(&s, "#pragma unroll 8\n    for (int it = 0; it < kF; ++it) {\n");
+      absl::StrAppend(&s, fused_ != nullptr ? "#pragma unroll\n" : "#pragma unroll 8\n",
+                      "    for (int it = 0; it < kF; ++it) {\n");
       for (int i : need) {
         if (k_.ops[i].phase == Phase::kLoop) {
           absl::StrAppend(&s, "      ", Statement(i, tile), "\n");
@@ -542,9 +578,39 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
     }
     absl::StrAppend(&s, "    ", StoreStatement(o), "\n  }\n");
   }
-  absl::StrAppend(&s, "}\n");
-  source += s;
-  return launch;
+  return s;
+}
+
+absl::StatusOr<std::string> PointwiseGen::Tail(const FusedCombine& f, int64_t threads,
+                                               const std::string& region) {
+  PRISM_RETURN_IF_ERROR(Analyze());
+  if (!rms_.empty()) {
+    return Err(rms_.front(), "cluster_combine: a combine kernel with rms cannot be folded");
+  }
+  fused_ = &f;
+  std::string s;
+  absl::StrAppend(&s, "  // kernel ", kname_, " folded in (cluster_combine): the cluster's ", f.cluster,
+                  " blocks evaluate the elements of combine block (x, y, 0), rank r from r·",
+                  threads, " + t in steps of ", f.cluster * threads,
+                  ", partial i read from rank i's shared memory\n");
+  absl::StrAppend(&s, "  ClusterSync();  // every rank's partial tiles are written\n  {\n");
+  absl::StrAppend(&s, "    constexpr int kF = ", k_.forloop, ";\n");
+  absl::StrAppend(&s, "    const long long bx = blockIdx.x, by = blockIdx.y, bz = 0;\n"
+                      "    (void)bx; (void)by; (void)bz;\n");
+  absl::StrAppend(&s, "    const int first = static_cast<int>(ClusterRank()) * ", threads,
+                  " + threadIdx.x;\n");
+  absl::StrAppend(&s, "    u32_t rb[kF];  // each rank's fused region (shared::cluster)\n    {\n"
+                      "      const u32_t fz = static_cast<u32_t>(__cvta_generic_to_shared(",
+                  region, "));\n#pragma unroll\n      for (int r = 0; r < kF; ++r) rb[r] = "
+                  "MapShared(fz, r);\n    }\n");
+  std::string loops = ElementLoops("first", f.cluster * threads);
+  // Indent the loops one level (they are written for a kernel body).
+  std::string indented;
+  for (absl::string_view line : absl::StrSplit(loops, '\n', absl::SkipEmpty())) {
+    absl::StrAppend(&indented, line.substr(0, 1) == "#" ? "" : "  ", line, "\n");
+  }
+  absl::StrAppend(&s, indented, "  }\n  ClusterSync();  // keep this block's tiles until every rank has read them\n");
+  return s;
 }
 
 }  // namespace
@@ -554,6 +620,13 @@ absl::StatusOr<LaunchConfig> GeneratePointwiseKernel(const BlockProgram& p, int 
                                                      std::string& source) {
   PointwiseGen gen(p, kernel, options);
   return gen.Generate(source);
+}
+
+absl::StatusOr<std::string> GenerateCombineTail(const BlockProgram& p, const FusedCombine& f,
+                                                int64_t threads, const std::string& region,
+                                                const CodegenOptions& options) {
+  PointwiseGen gen(p, f.combine, options);
+  return gen.Tail(f, threads, region);
 }
 
 }  // namespace prism::codegen::internal

@@ -242,6 +242,8 @@ struct Driver {
   int (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t) = nullptr;
   int (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                         void*, void**, void**) = nullptr;
+  // Optional (CUDA 12+): launches with attributes (clusters, programmatic dependent launch).
+  int (*cuLaunchKernelEx)(const void*, void*, void**, void**) = nullptr;
   int (*cuCtxSynchronize)() = nullptr;
   int (*cuStreamCreate)(void**, unsigned) = nullptr;
   int (*cuStreamBeginCapture)(void*, int) = nullptr;
@@ -271,6 +273,29 @@ struct Driver {
 
 constexpr int kAttrSms = 16, kAttrCcMajor = 75, kAttrCcMinor = 76, kAttrL2 = 38;
 constexpr int kFuncAttrMaxDynamicSmem = 8;
+constexpr int kFuncAttrNonPortableClusterSizeAllowed = 14;
+constexpr int kLaunchAttrClusterDimension = 4;
+constexpr int kLaunchAttrProgrammaticStreamSerialization = 6;
+
+// The driver's CUlaunchAttribute and CUlaunchConfig (cuda.h, CUDA 12+), mirrored.
+struct LaunchAttribute {
+  int id = 0;
+  char pad[4] = {};
+  union {
+    unsigned cluster_dim[3];
+    int programmatic;
+    char bytes[64];
+  } value = {};
+};
+struct LaunchConfigEx {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_mem_bytes = 0;
+  void* stream = nullptr;
+  LaunchAttribute* attrs = nullptr;
+  unsigned num_attrs = 0;
+};
+static_assert(sizeof(LaunchAttribute) == 72, "CUlaunchAttribute is 72 bytes");
 constexpr int kCaptureModeRelaxed = 2;
 
 // Loads and initializes the driver in THIS process (call only in a child).
@@ -308,6 +333,7 @@ absl::StatusOr<Driver> LoadDriver() {
       d.Get(d.cuEventSynchronize, "cuEventSynchronize") &&
       d.Get(d.cuEventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2") &&
       d.Get(d.cuStreamSynchronize, "cuStreamSynchronize") &&
+      (d.Get(d.cuLaunchKernelEx, "cuLaunchKernelEx"), true) &&
       d.Get(d.cuModuleUnload, "cuModuleUnload") && d.Get(d.cuGraphDestroy, "cuGraphDestroy") &&
       d.Get(d.cuGraphExecDestroy, "cuGraphExecDestroy") &&
       d.Get(d.cuStreamDestroy, "cuStreamDestroy", "cuStreamDestroy_v2") &&
@@ -451,6 +477,16 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
     PRISM_CU(d.cuModuleGetFunction(&fn, module, l.function.c_str()));
     PRISM_CU(
         d.cuFuncSetAttribute(fn, kFuncAttrMaxDynamicSmem, static_cast<int>(l.dynamic_smem_bytes)));
+    if (l.cluster[0] * l.cluster[1] * l.cluster[2] > 8) {
+      PRISM_CU(d.cuFuncSetAttribute(fn, kFuncAttrNonPortableClusterSizeAllowed, 1));
+    }
+    if ((l.cluster != std::array<int64_t, 3>{1, 1, 1} || l.programmatic) &&
+        d.cuLaunchKernelEx == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("measure: kernel ", l.function,
+                       " needs launch attributes (cluster or programmatic dependent launch) and "
+                       "the driver has no cuLaunchKernelEx (CUDA 12 or newer)"));
+    }
     fns.push_back(fn);
   }
   if (inputs.size() != program.inputs.size() || reference.empty() || program.outputs.empty()) {
@@ -495,10 +531,31 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
       for (int t : l.args) args.push_back(buf[s][t]);
       std::vector<void*> argp;
       for (CUdeviceptr& a : args) argp.push_back(&a);
-      PRISM_CU(d.cuLaunchKernel(
-          fns[k], static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
-          static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.threads), 1, 1,
-          static_cast<unsigned>(l.dynamic_smem_bytes), stream, argp.data(), nullptr));
+      if (l.cluster != std::array<int64_t, 3>{1, 1, 1} || l.programmatic) {
+        LaunchAttribute attrs[2];
+        LaunchConfigEx cfg;
+        for (int a = 0; a < 3; ++a) cfg.grid[a] = static_cast<unsigned>(l.grid[a]);
+        cfg.block[0] = static_cast<unsigned>(l.threads);
+        cfg.shared_mem_bytes = static_cast<unsigned>(l.dynamic_smem_bytes);
+        cfg.stream = stream;
+        cfg.attrs = attrs;
+        if (l.cluster != std::array<int64_t, 3>{1, 1, 1}) {
+          LaunchAttribute& at = attrs[cfg.num_attrs++];
+          at.id = kLaunchAttrClusterDimension;
+          for (int a = 0; a < 3; ++a) at.value.cluster_dim[a] = static_cast<unsigned>(l.cluster[a]);
+        }
+        if (l.programmatic) {
+          LaunchAttribute& at = attrs[cfg.num_attrs++];
+          at.id = kLaunchAttrProgrammaticStreamSerialization;
+          at.value.programmatic = 1;
+        }
+        PRISM_CU(d.cuLaunchKernelEx(&cfg, fns[k], argp.data(), nullptr));
+      } else {
+        PRISM_CU(d.cuLaunchKernel(
+            fns[k], static_cast<unsigned>(l.grid[0]), static_cast<unsigned>(l.grid[1]),
+            static_cast<unsigned>(l.grid[2]), static_cast<unsigned>(l.threads), 1, 1,
+            static_cast<unsigned>(l.dynamic_smem_bytes), stream, argp.data(), nullptr));
+      }
     }
     return absl::OkStatus();
   };

@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -70,7 +71,7 @@ struct Sampled {
 };
 
 absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::FamilyResult& fr,
-                                        int count, int64_t sms) {
+                                        int count, int64_t sms, int sm) {
   const SGraph& g = *fr.graph;
   ExprContext fctx;
   PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(g, fctx));
@@ -81,16 +82,19 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
     return codegen::GenerateCuda(bp, options);
   };
-  const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants();
+  const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
-    const std::string source = code.source;
+    std::set<std::string> sources = {code.source};
     out.instances.push_back(inst);
     out.codes.push_back(std::move(code));
+    const bool one_kernel = out.codes.back().launches.size() == 1;
     for (const auto& [name, options] : variants) {
       if (static_cast<int>(out.instances.size()) >= count) break;
+      // Programmatic dependent launch only for multi-kernel programs (docs/optimize.md).
+      if (one_kernel && options.programmatic_dependent_launch) continue;
       absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, options);
-      if (!v.ok() || v->source == source) continue;
+      if (!v.ok() || !sources.insert(v->source).second) continue;
       Instance vi = inst;
       vi.variant = name;
       out.instances.push_back(std::move(vi));
@@ -268,10 +272,17 @@ std::string FirstLine(absl::string_view s) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants() {
+std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm) {
   codegen::CodegenOptions w2;
   w2.attention_tiles_per_warp = 2;
-  return {{"attention_tiles_per_warp=2", w2}};
+  if (sm < 90) return {{"attention_tiles_per_warp=2", w2}};
+  codegen::CodegenOptions pdl;
+  pdl.programmatic_dependent_launch = true;
+  codegen::CodegenOptions w2_pdl = w2;
+  w2_pdl.programmatic_dependent_launch = true;
+  return {{"attention_tiles_per_warp=2", w2},
+          {"programmatic_dependent_launch", pdl},
+          {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl}};
 }
 
 std::string CandidateText(const SGraph& graph, const Candidate& c) {
@@ -316,7 +327,9 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   for (size_t f = 0; f < r.search.families.size() && families_used < options.top_families; ++f) {
     const search::FamilyResult& fr = r.search.families[f];
     PRISM_ASSIGN_OR_RETURN(Sampled sampled,
-                           SampleInstances(pruner, fr, options.instances_per_family, target.sms));
+                           SampleInstances(pruner, fr, options.instances_per_family, target.sms,
+                                           r.device ? r.device->sm()
+                                                    : static_cast<int>(target.compute_capability)));
     const int generated = static_cast<int>(sampled.instances.size());
     const std::string first_error = sampled.first_error;
     for (int k = 0; k < generated; ++k) {

@@ -1,10 +1,11 @@
 // codegen_emit FIXTURE BATCH name=value,... OUTDIR
-//   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16]]]]]
+//   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL]]]]]]]
 // Instantiates a fixture (fixtures.h) at its WORKLOADS.md sizes for BATCH,
 // generates CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and
 // OUTDIR/host.h. TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
 // 1) attention_pipeline, LAZY (0 or 1) attention_lazy_rescale, EXP16 (0 or 1)
-// attention_exp_f16x2. Exit 1 with the status on error (Unimplemented included).
+// attention_exp_f16x2, CLUSTER (0 or 1) cluster_combine, PDL (0 or 1)
+// programmatic_dependent_launch. Exit 1 with the status on error (Unimplemented included).
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
   if (argc > 7) opts.attention_pipeline = std::string(argv[7]) == "1";
   if (argc > 8) opts.attention_lazy_rescale = std::string(argv[8]) == "1";
   if (argc > 9) opts.attention_exp_f16x2 = std::string(argv[9]) == "1";
+  if (argc > 10) opts.cluster_combine = std::string(argv[10]) == "1";
+  if (argc > 11) opts.programmatic_dependent_launch = std::string(argv[11]) == "1";
   absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*p, opts);
   if (!code.ok()) {
     std::fprintf(stderr, "%s\n", code.status().ToString().c_str());

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "block/fixtures/fixtures.h"
 #include "split_fixtures.h"
 #include "gmock/gmock.h"
@@ -615,6 +616,152 @@ TEST(CodegenTest, SplitKLimits) {
     EXPECT_THAT(GenerateCuda(p), StatusIs(c.code, HasSubstr(c.message)));
   }
 }
+
+namespace launch_options {
+
+// Counts non-overlapping occurrences of `needle` in `hay`.
+int Count(const std::string& hay, const std::string& needle) {
+  int n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+struct ProgramCase {
+  const char* fixture;  // fixtures.h, or split_fixtures.h when `split`
+  const char* workload;
+  int batch;
+  bool split;
+  const char* assignment;  // "name=value,..."
+  size_t kernels;
+};
+
+Assignment Parse(absl::string_view text) {
+  Assignment a;
+  for (absl::string_view kv : absl::StrSplit(text, ',')) {
+    const std::vector<std::string> p = absl::StrSplit(kv, '=');
+    a[p[0]] = std::stoll(p[1]);
+  }
+  return a;
+}
+
+absl::StatusOr<BlockProgram> Make(const ProgramCase& c) {
+  PRISM_ASSIGN_OR_RETURN(
+      fixtures::Fixture f,
+      c.split ? codegen_test::MakeSplitFixture(c.fixture, fixtures::WorkloadSizes(c.workload, c.batch))
+              : fixtures::MakeFixture(c.fixture, fixtures::WorkloadSizes(c.workload, c.batch)));
+  return Instantiate(f.graph, Parse(c.assignment));
+}
+
+// CodegenOptions::programmatic_dependent_launch in all three templates: every kernel begins
+// with the prologue, is marked in launch.json, and host.h launches it with the attribute
+// through cudaLaunchKernelEx; without the option none of it appears.
+TEST(CodegenTest, ProgrammaticDependentLaunch) {
+  const ProgramCase cases[] = {
+      {"gqa", "gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=128,S=2", 2},  // attention + pointwise
+      {"lora_splitk", "lora", 1, true,
+       "g=32,s=8,F=4,T=128,S=3", 2},  // GEMM + pointwise
+      {"ntrans", "ntrans", 8, false, "g=8,T=128", 1},    // pointwise with rms
+  };
+  for (const ProgramCase& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.fixture, " b=", c.batch));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c));
+    for (bool pdl : {false, true}) {
+      SCOPED_TRACE(pdl ? "with" : "without");
+      CodegenOptions options;
+      options.programmatic_dependent_launch = pdl;
+      ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+      ASSERT_EQ(code.launches.size(), c.kernels);
+      EXPECT_EQ(Count(code.source, "  prism_dev::PdlPrologue();"), pdl ? static_cast<int>(c.kernels) : 0);
+      EXPECT_EQ(Count(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
+                pdl ? static_cast<int>(c.kernels) : 0);
+      EXPECT_EQ(Count(code.host_header, "<<<"), pdl ? 0 : static_cast<int>(c.kernels));
+      const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+      for (size_t k = 0; k < c.kernels; ++k) {
+        EXPECT_EQ(code.launches[k].programmatic, pdl);
+        EXPECT_EQ(j["kernels"][k].contains("programmatic_dependent_launch"), pdl);
+        EXPECT_FALSE(j["kernels"][k].contains("cluster"));
+      }
+    }
+  }
+}
+
+// CodegenOptions::cluster_combine folds the split-KV combine kernel into the partial kernel:
+// one launch in clusters of (1, 1, gz), no partial tensors among its arguments, the tiles in
+// shared memory read back through distributed shared memory between two cluster barriers.
+TEST(CodegenTest, ClusterCombine) {
+  struct ClusterCase {
+    ProgramCase program;
+    int64_t gz;
+    bool direct;  // one warp per row tile: fragments written straight into the kept tile
+  };
+  const ClusterCase cases[] = {
+      {{"gqa", "gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=128,S=2", 1}, 16, true},
+      {{"gqa", "gqa", 8, false, "gx=16,gy=2,gz=8,F=16,T=128,S=2", 1}, 8, true},
+      {{"gqa", "gqa", 1, false, "gx=2,gy=8,gz=16,F=2,T=128,S=2", 1}, 16, false},  // 2 warps per tile
+      {{"qknorm_gqa", "qknorm_gqa", 8, false, "gx=16,gy=1,gz=8,F=8,T=256,S=2", 1}, 8, true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.program.fixture, " b=", c.program.batch, " gz=", c.gz));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(p));
+    CodegenOptions options;
+    options.cluster_combine = true;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    ASSERT_EQ(plain.launches.size(), 2u);
+    ASSERT_EQ(code.launches.size(), 1u);
+    const LaunchConfig& l = code.launches[0];
+    EXPECT_EQ(l.kernel, "partial_kv+combine");
+    EXPECT_EQ(l.grid, plain.launches[0].grid);
+    EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, c.gz}));
+    std::vector<std::string> args;
+    for (int t : l.args) args.push_back(p.tensors[t].name);
+    EXPECT_THAT(args, ::testing::ElementsAre("Q", "Kt", "V", "O"));
+    EXPECT_GE(l.dynamic_smem_bytes, plain.launches[0].dynamic_smem_bytes);
+    EXPECT_EQ(Count(code.source, "  ClusterSync();"), 2);
+    EXPECT_THAT(code.source, HasSubstr("cluster_combine kernels need sm_90 or newer"));
+    EXPECT_THAT(code.source, HasSubstr("const float v0 = LdClusterF32(rb[it] + 0u + "));
+    EXPECT_THAT(code.source, HasSubstr("rb[r] = MapShared(fz, r);"));
+    EXPECT_EQ(Count(code.source, "stored from the fragments"), c.direct ? 1 : 0);
+    EXPECT_EQ(code.source.find("t_Num"), std::string::npos);
+    EXPECT_EQ(code.source.find("t_Den"), std::string::npos);
+    const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+    EXPECT_EQ(j["kernels"][0]["cluster"], nlohmann::json::array({1, 1, c.gz}));
+    EXPECT_THAT(code.host_header, HasSubstr("attr[0].val.clusterDim.z = " + std::to_string(c.gz)));
+    EXPECT_EQ(Count(code.host_header, "cudaFuncAttributeNonPortableClusterSizeAllowed"),
+              c.gz > 8 ? 1 : 0);
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+    EXPECT_EQ(again.source, code.source);  // deterministic
+  }
+}
+
+// What cluster_combine refuses, by exact message.
+TEST(CodegenTest, ClusterCombineRefusals) {
+  struct RefusalCase {
+    ProgramCase program;
+    const char* message;
+  };
+  const RefusalCase cases[] = {
+      {{"lora", "lora", 1, false, "g=32,F=32,T=128,S=2", 1},
+       "codegen: cluster_combine: program lora has no split-KV attention kernel followed by a "
+       "combine kernel"},
+      {{"gqa", "gqa", 1, false, "gx=2,gy=4,gz=32,F=1,T=128,S=1", 2},
+       "codegen: cluster_combine: kernels partial_kv, combine: the producer's grid z (32) is not "
+       "a cluster size in [2, 16]"},
+      {{"gqa", "gqa", 1, false, "gx=2,gy=4,gz=1,F=32,T=128,S=2", 2},
+       "codegen: cluster_combine: kernels partial_kv, combine: the producer's grid z (1) is not "
+       "a cluster size in [2, 16]"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.program.fixture);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    CodegenOptions options;
+    options.cluster_combine = true;
+    EXPECT_THAT(GenerateCuda(p, options),
+                StatusIs(absl::StatusCode::kUnimplemented, ::testing::Eq(c.message)));
+  }
+}
+
+}  // namespace launch_options
 
 }  // namespace
 }  // namespace prism::codegen

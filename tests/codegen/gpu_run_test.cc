@@ -33,6 +33,8 @@ struct GpuCase {
   bool pipeline = false;   // CodegenOptions::attention_pipeline
   bool lazy = false;       // CodegenOptions::attention_lazy_rescale
   bool exp16 = false;      // CodegenOptions::attention_exp_f16x2
+  bool cluster = false;    // CodegenOptions::cluster_combine (sm_90 devices only)
+  bool pdl = false;        // CodegenOptions::programmatic_dependent_launch
 };
 
 TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
@@ -175,7 +177,42 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}},
                            GpuCase{"lora_splitk",
                                    {{"B", 2}, {"K", 2048}, {"N", 256}, {"R", 16}},
-                                   {{"g", 2}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}}};
+                                   {{"g", 2}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           // Programmatic dependent launch: GEMM, pointwise and attention
+                           // kernels, one- and two-kernel programs.
+                           GpuCase{"lora_splitk",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, true},
+                           GpuCase{"gated_mlp_splitk",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}},
+                                   0, false, false, false, false, true},
+                           GpuCase{"ntrans", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}},
+                                   0, false, false, false, false, true},
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   2, false, false, false, false, true},
+                           // cluster_combine: one warp per tile (fragments into the kept
+                           // tile), two warps per tile (through the reduction buffer), rms,
+                           // a non-portable cluster of 16, and with PDL.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, true},
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 8}, {"F", 1}, {"T", 256}, {"S", 1}},
+                                   0, false, false, false, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 8}, {"F", 2}, {"T", 256}, {"S", 2}},
+                                   0, false, false, false, true, true},
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 32}, {"D", 64}, {"L", 2048}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 16}, {"F", 1}, {"T", 64}, {"S", 1}},
+                                   0, false, false, false, true}};
   // Per case: the instance, its code, inputs and the emulator's outputs.
   struct Run {
     std::string name;
@@ -187,6 +224,7 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
   std::vector<std::string> sources;
   for (const GpuCase& c : cases) {
     SCOPED_TRACE(c.fixture);
+    if (c.cluster && dev->sm() < 90) continue;  // thread block clusters: sm_90+
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                          absl::EndsWith(c.fixture, "_splitk")
                              ? codegen_test::MakeSplitFixture(c.fixture, c.sizes)
@@ -199,6 +237,10 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.attention_pipeline = c.pipeline;
     options.attention_lazy_rescale = c.lazy;
     options.attention_exp_f16x2 = c.exp16;
+    options.cluster_combine = c.cluster;
+    options.programmatic_dependent_launch = c.pdl;
+    if (c.cluster) r.name += " [cluster_combine]";
+    if (c.pdl) r.name += " [programmatic_dependent_launch]";
     ASSERT_OK_AND_ASSIGN(r.code, GenerateCuda(r.program, options));
     r.inputs = RandomInputs(f.program, /*seed=*/7);
     ASSERT_OK_AND_ASSIGN(r.expected, Emulate(r.program, r.inputs));

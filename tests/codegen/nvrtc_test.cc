@@ -278,5 +278,39 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
   }
 }
 
+// The launch options' device code: programmatic dependent launch compiles for both
+// architectures (a no-op below sm_90); a folded combine kernel (thread block clusters) for
+// sm_90, and sm_80 is refused by the kernel's own #error.
+TEST(NvrtcAuditTest, LaunchOptionsCompile) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture split,
+                       codegen_test::MakeSplitFixture("lora_splitk",
+                                                      fixtures::WorkloadSizes("lora", 1)));
+  ASSERT_OK_AND_ASSIGN(BlockProgram lora,
+                       Instantiate(split.graph, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}));
+  CodegenOptions pdl;
+  pdl.programmatic_dependent_launch = true;
+  ASSERT_OK_AND_ASSIGN(GeneratedCode pdl_code, GenerateCuda(lora, pdl));
+  for (int sm : {80, 90}) {
+    SCOPED_TRACE(sm);
+    ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(pdl_code.source, sm));
+    EXPECT_EQ(r.kernels.size(), 2u) << r.log;
+  }
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture gqa,
+                       fixtures::MakeFixture("gqa", fixtures::WorkloadSizes("gqa", 1)));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(gqa.graph, {{"gx", 2}, {"gy", 4}, {"gz", 16},
+                                                               {"F", 2}, {"T", 128}, {"S", 2}}));
+  CodegenOptions cluster;
+  cluster.cluster_combine = true;
+  ASSERT_OK_AND_ASSIGN(GeneratedCode fused, GenerateCuda(p, cluster));
+  ASSERT_OK_AND_ASSIGN(NvrtcResult r90, CompileWithNvrtc(fused.source, 90));
+  ASSERT_EQ(r90.kernels.size(), 1u) << r90.log;
+  EXPECT_EQ(r90.kernels[0].spill_store_bytes, 0) << r90.log;
+  EXPECT_THAT(CompileWithNvrtc(fused.source, 80),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("prism_gqa_partial_kv: cluster_combine kernels need sm_90 or "
+                                 "newer (thread block clusters)")));
+}
+
 }  // namespace
 }  // namespace prism::codegen

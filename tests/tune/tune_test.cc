@@ -5,12 +5,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_join.h"
 #include "block/fixtures/fixtures.h"
@@ -165,45 +168,79 @@ TEST(OptimizeTest, CandidatesSpanTheDomain) {
   EXPECT_EQ(r.candidates[0].assignment, r.search.families[0].best);
 }
 
-// Attention families: every sampled instance whose two-tiles-per-warp code differs from the
-// default is also a candidate [attention_tiles_per_warp=2], right after it (same family and
-// assignment); the variant is named in CandidateText and family.json.
-TEST(OptimizeTest, AttentionInstancesAlsoTryTwoTilesPerWarp) {
+// The variant list by compute capability: clusters-era options only from sm_90 on.
+TEST(CodegenVariantsTest, ByComputeCapability) {
+  const struct {
+    int sm;
+    std::vector<std::string> names;
+  } kCases[] = {
+      {80, {"attention_tiles_per_warp=2"}},
+      {89, {"attention_tiles_per_warp=2"}},
+      {90,
+       {"attention_tiles_per_warp=2", "programmatic_dependent_launch",
+        "attention_tiles_per_warp=2,programmatic_dependent_launch"}},
+  };
+  for (const auto& c : kCases) {
+    std::vector<std::string> names;
+    for (const auto& [name, options] : CodegenVariants(c.sm)) {
+      names.push_back(name);
+      EXPECT_EQ(options.programmatic_dependent_launch,
+                name.find("programmatic_dependent_launch") != std::string::npos)
+          << name;
+      EXPECT_EQ(options.attention_tiles_per_warp,
+                name.find("attention_tiles_per_warp=2") != std::string::npos ? 2 : 0)
+          << name;
+    }
+    EXPECT_EQ(names, c.names) << "sm " << c.sm;
+  }
+}
+
+// Attention families (split-KV: two kernels) on sm_90: every sampled instance is followed by
+// its variants that generate distinct code, in CodegenVariants order, right after it (same
+// family and assignment): two tiles per warp (when the code differs), programmatic dependent
+// launch, and both; each named in CandidateText and family.json.
+TEST(OptimizeTest, AttentionInstancesAlsoTryTheirCodegenVariants) {
   ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(
                                                 "gqa", {{"G", 2}, {"Lq", 64}, {"D", 32}, {"L", 512}}));
   TuneOptions options = Options(false);
   options.top_families = 1;
-  options.instances_per_family = 8;
+  options.instances_per_family = 12;
   ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
-  ASSERT_EQ(r.candidates.size(), 8u);
-  int variants = 0;
+  ASSERT_EQ(r.candidates.size(), 12u);
+  const std::vector<std::string> order = {"", "attention_tiles_per_warp=2",
+                                          "programmatic_dependent_launch",
+                                          "attention_tiles_per_warp=2,programmatic_dependent_launch"};
+  std::map<std::string, int> seen;
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const Candidate& c = r.candidates[i];
     const SGraph& g = *r.search.families[c.family].graph;
+    const auto rank = std::find(order.begin(), order.end(), c.codegen_variant);
+    ASSERT_NE(rank, order.end()) << "unknown variant " << c.codegen_variant;
+    ++seen[c.codegen_variant];
     if (c.codegen_variant.empty()) {
       EXPECT_EQ(CandidateText(g, c), AssignmentText(g, c.assignment));
       continue;
     }
-    ++variants;
-    EXPECT_EQ(c.codegen_variant, "attention_tiles_per_warp=2");
     ASSERT_GT(i, 0u);
-    EXPECT_EQ(r.candidates[i - 1].assignment, c.assignment) << "not right after its base";
-    EXPECT_EQ(r.candidates[i - 1].codegen_variant, "");
-    EXPECT_EQ(CandidateText(g, c),
-              AssignmentText(g, c.assignment) + " [attention_tiles_per_warp=2]");
+    const Candidate& prev = r.candidates[i - 1];
+    EXPECT_EQ(prev.assignment, c.assignment) << "not right after its base";
+    EXPECT_LT(std::find(order.begin(), order.end(), prev.codegen_variant), rank)
+        << "variants out of order";
+    EXPECT_EQ(CandidateText(g, c), AssignmentText(g, c.assignment) + " [" + c.codegen_variant + "]");
   }
-  EXPECT_GT(variants, 0) << "no instance had a two-tiles-per-warp variant";
-  // The selection's family.json names its variant (the cost model ties the pair: the base is
-  // selected, so select the variant by hand).
+  EXPECT_GT(seen["attention_tiles_per_warp=2"], 0) << "no instance had a two-tiles-per-warp variant";
+  EXPECT_GT(seen["programmatic_dependent_launch"], 0);
+  // The selection's family.json names its variant (the cost model ties an instance's
+  // candidates: the base is selected, so select a variant by hand).
   for (size_t i = 0; i < r.candidates.size(); ++i) {
-    if (!r.candidates[i].codegen_variant.empty()) {
+    if (r.candidates[i].codegen_variant == "programmatic_dependent_launch") {
       r.selected = static_cast<int>(i);
       break;
     }
   }
   const nlohmann::json fam = nlohmann::json::parse(FamilyJson(r, "gqa"));
-  EXPECT_EQ(fam["codegen_variant"], "attention_tiles_per_warp=2");
+  EXPECT_EQ(fam["codegen_variant"], "programmatic_dependent_launch");
 }
 
 // Split (two-kernel) families: the sampled strata fill at least 7/8 of one wave (one block per

@@ -87,6 +87,30 @@ struct CodegenOptions {
   // 0.3 % at |x| = 8 (P = 2^±8), well inside the 2 % tolerance of f16 outputs. Off by default:
   // no measurable gain on the H200 (docs/codegen.md, 2026-12-01).
   bool attention_exp_f16x2 = false;
+  // sm_90 only: fold the pointwise combine kernel of a split form into the kernel before it
+  // (the attention template's split-KV partial kernel), one thread block cluster (1, 1, gz)
+  // per combine block. The gz blocks of a cluster keep their partial-result tiles in shared
+  // memory instead of storing them, meet at a cluster barrier, then evaluate the combine
+  // kernel's elements for their (x, y) together — rank r takes elements r·T + t, r·T + t +
+  // gz·T, ... — reading partial z from block z's shared memory (distributed shared memory),
+  // adding in the same iteration order as the combine kernel (so the output is bit-identical
+  // to the two-kernel program's), and meet again before exiting. One kernel and no partial
+  // tensors in global memory. Applies to a pair (k, k+1) when: k uses the attention template,
+  // k+1 the pointwise one without rms; k+1's grid is (k.gx, k.gy, 1) and its forloop walks
+  // k.gz ∈ [2, 16] partial groups; every k+1 input written by k is read as k wrote it (same
+  // tile; the same grid axes on the same dims; the forloop on the dim of k's z axis) and is
+  // used by no other kernel or output. gz > 8 needs the driver's non-portable cluster sizes
+  // (the runtime and host.h ask for them). No pair qualifies → Unimplemented with the reason
+  // for the first candidate pair. The generated source compiles only for sm_90 and newer.
+  bool cluster_combine = false;
+  // sm_90: programmatic dependent launch. Every kernel starts with
+  // griddepcontrol.launch_dependents (the next kernel in the stream may be scheduled now) and
+  // griddepcontrol.wait (nothing before the previous grid has completed and its memory is
+  // visible), and is launched with the programmatic stream serialization attribute, so that a
+  // kernel's launch and block scheduling overlap the previous kernel's tail — within one
+  // program and across back-to-back calls — while every read and write still happens after
+  // the previous grid. No-ops on older GPUs (the instructions are compiled out below sm_90).
+  bool programmatic_dependent_launch = false;
 };
 
 // How to launch one generated kernel.
@@ -96,6 +120,12 @@ struct LaunchConfig {
   // The launch grid: the graph's (gx, gy, gz), except for pointwise kernels (gx, gy, gz·P).
   std::array<int64_t, 3> grid = {1, 1, 1};
   int64_t threads = 0;             // blockDim.x (blockDim.y = blockDim.z = 1)
+  // Thread block cluster dimensions: {1, 1, 1} (no cluster) unless the kernel has a combine
+  // kernel folded in (CodegenOptions::cluster_combine); launch with the cluster attribute.
+  std::array<int64_t, 3> cluster = {1, 1, 1};
+  // Launch with the programmatic stream serialization attribute
+  // (CodegenOptions::programmatic_dependent_launch).
+  bool programmatic = false;
   int64_t dynamic_smem_bytes = 0;  // needs cudaFuncAttributeMaxDynamicSharedMemorySize > 48 KiB
   // Kernel tensor indices (BlockProgram::tensors) passed as the kernel's
   // pointer arguments, in order; `written[i]` says whether argument i is

@@ -152,10 +152,14 @@ absl::Status WriteOutputs(const TuneResult& result, const std::string& program_l
 const char* MethodName(Method method);
 
 // The code generator variants every sampled instance is also generated with, besides the
-// default options (docs/optimize.md): {"attention_tiles_per_warp=2", options with
-// attention_tiles_per_warp = 2}. A variant becomes a candidate only when it generates and its
-// source differs from the default one (the knob changes only the attention template).
-std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants();
+// default options, for compute capability `sm` (90 = sm_90; docs/optimize.md), in order:
+// {"attention_tiles_per_warp=2", attention_tiles_per_warp = 2}; from sm_90 on also
+// {"programmatic_dependent_launch", programmatic_dependent_launch = true} and
+// {"attention_tiles_per_warp=2,programmatic_dependent_launch", both}. A variant becomes a
+// candidate only when it generates and its source differs from the default one and from the
+// variants before it (two tiles per warp changes only the attention template); the
+// programmatic-dependent-launch ones only for instances of more than one kernel.
+std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm);
 
 // A candidate for people: AssignmentText(graph, assignment), then " [<variant>]" when it has
 // a codegen variant.
