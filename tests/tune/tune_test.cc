@@ -243,6 +243,27 @@ TEST(OptimizeTest, AttentionInstancesAlsoTryTheirCodegenVariants) {
   EXPECT_EQ(fam["codegen_variant"], "programmatic_dependent_launch");
 }
 
+// One-kernel instances with a cost bound of at most 2 µs (ntrans) are also tried with
+// programmatic dependent launch, right after their base; longer ones (the GEMM families of
+// CandidatesSpanTheDomain) are not.
+TEST(OptimizeTest, ShortOneKernelInstancesAlsoTryPdl) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("ntrans", fixtures::WorkloadSizes("ntrans", 8)));
+  TuneOptions options = Options(false);
+  options.top_families = 1;
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  ASSERT_GE(r.candidates.size(), 2u);
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    EXPECT_LE(c.cost_us, 2.0);
+    EXPECT_EQ(c.codegen_variant, i % 2 == 0 ? "" : "programmatic_dependent_launch") << i;
+    if (i % 2 == 1) {
+      EXPECT_EQ(c.assignment, r.candidates[i - 1].assignment);
+    }
+  }
+}
+
 // Split (two-kernel) families: the sampled strata fill at least 7/8 of one wave (one block per
 // SM; 132 SMs on the H200) in their first kernel when the domain has such grids; gated_mlp's split-K family is
 // generated (kernel 1 writes f32 partials) and tried next to the one-kernel family.

@@ -158,7 +158,8 @@ const char* MethodName(Method method);
 // {"attention_tiles_per_warp=2,programmatic_dependent_launch", both}. A variant becomes a
 // candidate only when it generates and its source differs from the default one and from the
 // variants before it (two tiles per warp changes only the attention template); the
-// programmatic-dependent-launch ones only for instances of more than one kernel.
+// programmatic-dependent-launch ones only for instances of more than one kernel, or of one
+// kernel whose cost bound is at most 2 µs (where the launch overlap matters).
 std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm);
 
 // A candidate for people: AssignmentText(graph, assignment), then " [<variant>]" when it has
