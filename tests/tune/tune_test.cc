@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "prism/base/status.h"
 #include "prism/block/sgraph_printer.h"
 #include "prism/codegen/nvrtc.h"
 #include "prism/runtime/runtime.h"
@@ -52,6 +53,16 @@ TuneOptions Options(bool use_gpu) {
   o.use_gpu = use_gpu;
   o.search.budget = absl::Hours(1);
   return o;
+}
+
+// Optimize without a GPU, the top family only, on a fixture at its WORKLOADS.md sizes.
+absl::StatusOr<TuneResult> OptimizeTopFamily(const char* fixture, int batch) {
+  PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget("h200"));
+  PRISM_ASSIGN_OR_RETURN(fixtures::Fixture f,
+                         fixtures::MakeFixture(fixture, fixtures::WorkloadSizes(fixture, batch)));
+  TuneOptions options = Options(false);
+  options.top_families = 1;
+  return Optimize(f.program, target, options);
 }
 
 struct PipelineCase {
@@ -247,12 +258,7 @@ TEST(OptimizeTest, AttentionInstancesAlsoTryTheirCodegenVariants) {
 // programmatic dependent launch, right after their base; longer ones (the GEMM families of
 // CandidatesSpanTheDomain) are not.
 TEST(OptimizeTest, ShortOneKernelInstancesAlsoTryPdl) {
-  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                       fixtures::MakeFixture("ntrans", fixtures::WorkloadSizes("ntrans", 8)));
-  TuneOptions options = Options(false);
-  options.top_families = 1;
-  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  ASSERT_OK_AND_ASSIGN(TuneResult r, OptimizeTopFamily("ntrans", 8));
   ASSERT_GE(r.candidates.size(), 2u);
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const Candidate& c = r.candidates[i];
@@ -296,12 +302,7 @@ TEST(OptimizeTest, SplitFamiliesAreSampledAtNearlyOneWaveOrMore) {
 // against 9.05 for the best one sampled), has 128 blocks for 132 SMs; while the sampler put
 // strata under one full wave last, no 128-block grid was ever measured.
 TEST(OptimizeTest, SplitFamiliesSampleGridsOfNearlyOneWave) {
-  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                       fixtures::MakeFixture("gqa", fixtures::WorkloadSizes("gqa", 1)));
-  TuneOptions options = Options(false);
-  options.top_families = 1;
-  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  ASSERT_OK_AND_ASSIGN(TuneResult r, OptimizeTopFamily("gqa", 1));
   ASSERT_EQ(r.search.families.at(0).kernels, 2);
   std::set<int64_t> grids;
   for (const Candidate& c : r.candidates) {
