@@ -216,9 +216,9 @@ TEST(OptimizeTest, AttentionInstancesAlsoTryTheirCodegenVariants) {
                                                 "gqa", {{"G", 2}, {"Lq", 64}, {"D", 32}, {"L", 512}}));
   TuneOptions options = Options(false);
   options.top_families = 1;
-  options.instances_per_family = 12;
+  options.instances_per_family = 8;
   ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
-  ASSERT_EQ(r.candidates.size(), 12u);
+  ASSERT_EQ(r.candidates.size(), 8u);
   const std::vector<std::string> order = {"", "attention_tiles_per_warp=2",
                                           "programmatic_dependent_launch",
                                           "attention_tiles_per_warp=2,programmatic_dependent_launch"};
