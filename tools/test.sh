@@ -48,6 +48,21 @@ run_tests() {
   ctest --test-dir "$1" --no-tests=error -LE "$2" --output-on-failure -j "$JOBS"
 }
 
+# check_slow_labels DIR: every SLOW name of tests/*/CMakeLists.txt names a test of DIR. ctest
+# ignores a name that matches none, so a renamed test would silently run under the sanitizers
+# again (it did: 2026-12-01, +70 s of the ASan pass).
+check_slow_labels() {
+  local listed labelled missing
+  listed=$(sed -n 's/.*\[==\[\(.*\)\]==\].*/\1/p' "$1"/tests/*/*_slow_labels.cmake | sort)
+  labelled=$(ctest --test-dir "$1" -N -L slow | sed -n 's/^ *Test *#[0-9]*: \([^ ]*\).*/\1/p' | sort)
+  missing=$(comm -23 <(echo "$listed") <(echo "$labelled"))
+  if [ -n "$missing" ]; then
+    echo "test.sh: error: SLOW test names in tests/*/CMakeLists.txt that match no test (renamed?):" >&2
+    echo "$missing" | sed 's/^/  /' >&2
+    exit 1
+  fi
+}
+
 step "setup"
 bash tools/setup.sh
 
@@ -63,6 +78,7 @@ cmake --build build-release -j "$JOBS" 2>&1 | tee build-release/build.log
 warnings=$(grep -c 'warning:' build-release/build.log || true)
 echo "test.sh: $warnings compiler warning(s) in this build (build-release/build.log)"
 step "tests (Release)"
+check_slow_labels build-release
 run_tests build-release gpu
 
 have_fuzz=0
