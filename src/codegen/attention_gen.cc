@@ -666,7 +666,10 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
   }
   if (direct) {
-    absl::StrAppend(&s, "  CpAsyncWait<0>();\n", fused_ != nullptr ? "  __syncthreads();  // the stages are free: the tiles alias them\n" : "",
+    absl::StrAppend(&s, "  CpAsyncWait<0>();\n",
+                    fused_ != nullptr
+                        ? "  __syncthreads();  // the stages are free: the tiles alias them\n"
+                        : "",
                     "  // Partial sums × exp(m), stored from the fragments\n");
     absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
     absl::StrAppend(&s, "    const int r_lo = ((tile0 + tp) % ", mph_,

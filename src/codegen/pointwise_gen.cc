@@ -589,8 +589,8 @@ absl::StatusOr<std::string> PointwiseGen::Tail(const FusedCombine& f, int64_t th
   }
   fused_ = &f;
   std::string s;
-  absl::StrAppend(&s, "  // kernel ", kname_, " folded in (cluster_combine): the cluster's ", f.cluster,
-                  " blocks evaluate the elements of combine block (x, y, 0), rank r from r·",
+  absl::StrAppend(&s, "  // kernel ", kname_, " folded in (cluster_combine): the cluster's ",
+                  f.cluster, " blocks evaluate the elements of combine block (x, y, 0), rank r from r·",
                   threads, " + t in steps of ", f.cluster * threads,
                   ", partial i read from rank i's shared memory\n");
   absl::StrAppend(&s, "  ClusterSync();  // every rank's partial tiles are written\n  {\n");
@@ -609,7 +609,9 @@ absl::StatusOr<std::string> PointwiseGen::Tail(const FusedCombine& f, int64_t th
   for (absl::string_view line : absl::StrSplit(loops, '\n', absl::SkipEmpty())) {
     absl::StrAppend(&indented, line.substr(0, 1) == "#" ? "" : "  ", line, "\n");
   }
-  absl::StrAppend(&s, indented, "  }\n  ClusterSync();  // keep this block's tiles until every rank has read them\n");
+  absl::StrAppend(&s, indented,
+                  "  }\n  ClusterSync();  // keep this block's tiles until every rank has read "
+                  "them\n");
   return s;
 }
 
