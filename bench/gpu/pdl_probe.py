@@ -12,10 +12,7 @@ in the harness's CUDA graph each kernel may be scheduled while the one before it
 still waits for that grid's completion and memory before touching any). Both are checked
 against float64 and timed with harness.graph_us over the same rotated input sets, in one run.
 """
-import ctypes, os, shutil, sys, tempfile
-
-import numpy as np
-import torch
+import os, shutil, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -30,42 +27,14 @@ PDL_PROLOGUE = """
 """
 
 
-class LaunchAttr(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_char * 64)]
-
-
-class LaunchConfig(ctypes.Structure):
-    _fields_ = [("gx", ctypes.c_uint), ("gy", ctypes.c_uint), ("gz", ctypes.c_uint),
-                ("bx", ctypes.c_uint), ("by", ctypes.c_uint), ("bz", ctypes.c_uint),
-                ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
-                ("attrs", ctypes.POINTER(LaunchAttr)), ("num_attrs", ctypes.c_uint)]
-
-
-CUDA = ctypes.CDLL("libcuda.so.1")
-CUDA.cuLaunchKernelEx.argtypes = [ctypes.POINTER(LaunchConfig), ctypes.c_void_p,
-                                  ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
-ATTR_PDL = 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-
-
 class PdlProgram(bo.Program):
-    def __call__(self, *ins):
-        b = self.buffers(tuple(t.data_ptr() for t in ins))
-        tensors = dict(zip(self.inputs, ins))
-        tensors.update(b)
-        stream = torch.cuda.current_stream().cuda_stream
-        attr = LaunchAttr()
-        attr.id = ATTR_PDL
-        # attr.value is a c_char array: reading the field gives a copy, so write through its
-        # address (the first version wrote into a copy: its run 11 of 2026-12-01 had no PDL).
-        ctypes.memmove(ctypes.addressof(attr) + LaunchAttr.value.offset, ctypes.byref(ctypes.c_int(1)), 4)
-        for fn, grid, block, smem, names, _ in self.kernels:
-            vals = [ctypes.c_uint64(tensors[n].data_ptr()) for n in names]
-            params = (ctypes.c_void_p * len(vals))(*[ctypes.addressof(v) for v in vals])
-            cfg = LaunchConfig(*grid, *block, smem, ctypes.c_void_p(stream), ctypes.pointer(attr), 1)
-            rc = CUDA.cuLaunchKernelEx(ctypes.byref(cfg), ctypes.c_void_p(fn.kernel.ptr), params, None)
-            if rc != 0:
-                raise RuntimeError(f"cuLaunchKernelEx: CUresult {rc}")
-        return b[self.output]
+    """The program with every kernel launched with programmatic stream serialization
+    (bench_optimize.launch_ex). The first version of this probe built the attribute itself and
+    wrote its value into a ctypes copy: its run 11 of 2026-12-01 had no PDL."""
+
+    def __init__(self, folder, inputs):
+        super().__init__(folder, inputs)
+        self.clusters = [(cluster, True) for cluster, _ in self.clusters]
 
 
 def pdl_folder(folder):
