@@ -320,17 +320,33 @@ class Emulator {
     }
     const auto origin = Origin(g, op, block, 0);
     const std::vector<int64_t> strides = Tensor::Strides(dst.shape);
+    // A replicated store (an axis of more than one block not in the omap; validate.cc allows
+    // it only for tiles that do not depend on that axis): every copy must be the same.
+    bool replicated = false;
+    for (int a = 0; a < kNumGridAxes; ++a) {
+      replicated = replicated || (g.grid[a] > 1 && op.map[a] == kReplicate);
+    }
     absl::Status status;
     ForEachIndex(op.tile, [&](const std::array<int64_t, kMaxRank>& idx, int64_t flat) {
       int64_t off = 0;
       for (size_t d = 0; d < op.tile.size(); ++d) off += (origin[d] + idx[d]) * strides[d];
+      const double v = RoundToDType(static_cast<double>(value.v[flat]), dst.dtype);
       if (written[off] && status.ok()) {
-        status = absl::InternalError(absl::StrCat(
-            "kernel ", KernelName(k), ": element ", off, " of tensor ", p_.tensors[op.tensor].name,
-            " is written by more than one block (block ", absl::StrJoin(block, ","), ")"));
+        if (!replicated) {
+          status = absl::InternalError(absl::StrCat(
+              "kernel ", KernelName(k), ": element ", off, " of tensor ",
+              p_.tensors[op.tensor].name, " is written by more than one block (block ",
+              absl::StrJoin(block, ","), ")"));
+        } else if (dst.data[off] != v) {
+          status = absl::InternalError(absl::StrCat(
+              "kernel ", KernelName(k), ": element ", off, " of tensor ",
+              p_.tensors[op.tensor].name, " is stored by every block along a replicated axis, "
+              "but block ", absl::StrJoin(block, ","), " stores ", v, " where an earlier block "
+              "stored ", dst.data[off]));
+        }
       }
       written[off] = 1;
-      dst.data[off] = RoundToDType(static_cast<double>(value.v[flat]), dst.dtype);
+      dst.data[off] = v;
     });
     return status;
   }

@@ -126,7 +126,10 @@ std::optional<SGraph> Searcher::BuildSplit(const std::vector<GenOp>& ops,
       for (size_t d = 0; d < t.grid_split.size(); ++d) {
         if (t.grid_split[d] & (1u << a)) p.omap[a] = static_cast<int64_t>(d);
       }
-      if (p.omap[a] == kR) return std::nullopt;  // replicated along axis a: copies
+      // Not split by axis a (rmsnorm_linear's Σx², the same for every column block): a
+      // replicated store, omap a = kR; kernel k1 reads it replicated as well. A partial
+      // result along a would need a dim of its own.
+      if (p.omap[a] == kR && (t.partial_axes & (1u << a))) return std::nullopt;
     }
     int64_t free_dim = kR;
     for (size_t d = 0; d < t.grid_split.size(); ++d) {

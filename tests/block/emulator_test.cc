@@ -276,9 +276,19 @@ TEST(BlockEmulatorTest, DetectsRacingAndMissingWrites) {
   BlockProgram racing = inst;
   auto& ops = std::get<ConcreteBlockGraph>(racing.kernels[0].body).ops;
   ops.back().map = {kReplicate, kReplicate, kReplicate};  // all 3 blocks store rows 0..3
+  // (Different rows in every block: the copies of a replicated store disagree.)
   EXPECT_THAT(Emulate(racing, inputs),
               StatusIs(absl::StatusCode::kInternal,
-                       HasSubstr("of tensor Y is written by more than one block")));
+                       HasSubstr("kernel k0: element 0 of tensor Y is stored by every block along "
+                                 "a replicated axis, but block 1,0,0 stores ")));
+  // Two blocks along y that read and store the same tiles (no map names y): a replicated
+  // store whose copies agree, accepted, with the same result.
+  BlockProgram copies = inst;
+  std::get<ConcreteBlockGraph>(copies.kernels[0].body).grid[1] = 2;
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> once, Emulate(inst, inputs));
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> twice, Emulate(copies, inputs));
+  ASSERT_EQ(once.size(), twice.size());
+  for (size_t i = 0; i < once.size(); ++i) EXPECT_EQ(once[i].data, twice[i].data);
   BlockProgram missing = inst;
   std::get<ConcreteBlockGraph>(missing.kernels[0].body).grid[0] = 2;
   EXPECT_THAT(Emulate(missing, inputs),

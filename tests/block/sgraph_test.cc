@@ -149,6 +149,17 @@ TEST(BlockSGraphTest, SplitKvPartialsAreDerived) {
   EXPECT_EQ(info.tiles[0][*f.graph.kernels()[0].block().FindOp("N")].partial_axes, 0b100);
 }
 
+// A grid axis that no input and no partial result depends on, left out of the omap: every block
+// along it stores the same tile (a split's Σx² partial is stored so by each column block).
+TEST(BlockSGraphTest, ReplicatedStoreOfATileThatIgnoresTheAxis) {
+  fixtures::Fixture f = Reduced("rmsnorm_linear");
+  K(f.graph, "k0").block().grid[1] = f.graph.Const(2);
+  ASSERT_OK(Validate(f.graph).status());
+  // The same axis laid out on a dim would store copies side by side: still an error.
+  OutputOp(f.graph, "k0").map[1] = f.graph.Const(0);
+  EXPECT_THAT(Validate(f.graph), StatusIs(kInvalid, HasSubstr("so its blocks would store copies")));
+}
+
 // ---- negative: one row per rule
 // ---------------------------------------------------------------------
 struct BadRow {
@@ -225,6 +236,10 @@ TEST(BlockSGraphTest, WellFormednessErrors) {
        },
        "kernel k0, op bad: rms over dim 1 needs the whole dim in one tile, but it is split by "
        "(forloop); expected an unsplit dim (or acc_sumsq_last and inv_rms)"},
+      {"omap drops an axis that splits the tile (race)", "rmsnorm_linear",
+       [](SGraph& g) { OutputOp(g, "k0").map[0] = g.Replicate(); },
+       "kernel k0, op output Y: grid axis x (g blocks) is not mapped by the omap, so its blocks "
+       "would race on the same elements; expected an omap entry for x"},
       {"grid axis that splits nothing", "rmsnorm_linear",
        [](SGraph& g) {
          K(g, "k0").block().grid[1] = g.Const(2);

@@ -44,9 +44,9 @@ void CheckStages(const std::vector<Case>& cases);
 TEST(DumpAfterTest, SearchStages) {
   CheckStages({
       {"search", "program", {"X = input f16[4, 512]\n", "structural hash "}},
-      {"search", "generate", {"op sequences explored          ", "distinct candidates (mapped)   10\n"}},
-      {"search", "prove", {"proved      10\n", "the best family's proof (14 steps):\n", ". split-k forward at [0, 0]: "}},
-      {"search", "prune", {"pruned families (4):\n", ": infeasible (smem_capacity)\n", "survivors (6, best first):\n"}},
+      {"search", "generate", {"op sequences explored          ", "distinct candidates (mapped)   11\n"}},
+      {"search", "prove", {"proved      11\n", "the best family's proof (14 steps):\n", ". split-k forward at [0, 0]: "}},
+      {"search", "prune", {"pruned families (4):\n", ": infeasible (smem_capacity)\n", "survivors (7, best first):\n"}},
   });
 }
 

@@ -250,12 +250,18 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
       {"gated_mlp_splitk", 8, {{"g", 64}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}},
       {"lora_splitk", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}},
       {"lora_splitk", 8, {{"g", 64}, {"s", 4}, {"F", 8}, {"T", 256}, {"S", 2}}},
+      // One block per SM: 32 column blocks of 192 x 4 K chunks (6144 = 96 · 64 gives 96).
+      {"rmsnorm_linear_split", 1, {{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 4}}},
+      {"rmsnorm_linear_split", 8, {{"g", 16}, {"s", 8}, {"F", 16}, {"T", 256}, {"S", 4}}},
   };
   for (const Case& c : cases) {
     std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
     for (const auto& [k, v] : c.assignment) label += " " + k + "=" + std::to_string(v);
     SCOPED_TRACE(label);
-    const char* workload = std::string(c.fixture) == "lora_splitk" ? "lora" : "gated_mlp";
+    const std::string fixture = c.fixture;
+    const char* workload = fixture == "lora_splitk"            ? "lora"
+                           : fixture == "rmsnorm_linear_split" ? "rmsnorm_linear"
+                                                               : "gated_mlp";
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
                          codegen_test::MakeSplitFixture(
                              c.fixture, fixtures::WorkloadSizes(workload, c.batch)));

@@ -8,6 +8,10 @@
 //                     [s·B, N] f32; k1 grid (g): Σ_s P5, Σ_s P7, silu(·) ⊙ (·) → Y
 //   lora_splitk       k0 grid (g, s): acc_sum(X·W), acc_sum((X·A)·B) with B's column tile
 //                     loop-invariant → P7, P8 [s·B, N]; k1: Σ P7 + Σ P8 → Y
+//   rmsnorm_linear_split  k0 grid (g, s): acc_sum(X·W) → P0 [s·M, N], acc_sumsq_last(X) → P1
+//                     [M, s], the latter stored replicated along g (omap x = -: every column
+//                     block computes the same Σx² of its K chunk); k1 grid (g): Σ P0 ·
+//                     inv_rms(Σ P1) → Y
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
@@ -29,10 +33,54 @@ inline absl::StatusOr<Expr> SplitParam(SGraph& g, absl::string_view name, ParamR
   return g.AddParam(name, role, *domain);
 }
 
-// "gated_mlp_splitk" or "lora_splitk" at `sizes` (fixtures::WorkloadSizes of the workload).
+// rmsnorm_linear's split form (file comment), at `sizes` (M, K, N).
+inline absl::StatusOr<fixtures::Fixture> MakeRmsnormSplitFixture(const fixtures::Sizes& sizes) {
+  constexpr int64_t R = kReplicate;
+  PRISM_ASSIGN_OR_RETURN(fixtures::Fixture base, fixtures::MakeFixture("rmsnorm_linear", sizes));
+  const int64_t m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
+  SGraph g{"rmsnorm_linear_split"};
+  PRISM_ASSIGN_OR_RETURN(const Expr gx,
+                         SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
+  PRISM_ASSIGN_OR_RETURN(const Expr gs,
+                         SplitParam(g, "s", ParamRole::kGrid, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(const Expr f,
+                         SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
+                                                  Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(const Expr st,
+                         SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 4)));
+  const int x = g.AddInput("X", DType::kF16, {m, k});
+  const int w = g.AddInput("W", DType::kF16, {k, n});
+  const int y = g.AddOutput("Y", DType::kF16, {m, n});
+  const int p0 = g.AddTensor("P0", DType::kF32, {g.ctx().Mul(g.Const(m), gs), g.Const(n)});
+  const int p1 = g.AddTensor("P1", DType::kF32, {g.Const(m), gs});
+  {
+    BlockGraphBuilder kb(g, {gx, gs, g.One()}, t, f, st);
+    const int xt = kb.Input("Xt", x, {R, 1, R}, 1);
+    const int wt = kb.Input("Wt", w, {1, 0, R}, 0);
+    const int acc = kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("XW", xt, wt));
+    const int ss = kb.Accumulate("SS", BlockOpKind::kAccSumSqLast, xt);
+    kb.Output(acc, p0, {1, 0, R});
+    kb.Output(ss, p1, {R, 1, R});
+    std::move(kb).Finish("k0");
+  }
+  {
+    BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, gs, st);
+    const int q0 = kb.Accumulate("R0", BlockOpKind::kAccSum, kb.Input("Q0", p0, {1, R, R}, 0));
+    const int q1 = kb.Accumulate("R1", BlockOpKind::kAccSum, kb.Input("Q1", p1, {R, R, R}, 1));
+    const int r = kb.InvRms("r", q1, g.Const(k));
+    kb.Output(kb.Binary("Yt", OpKind::kMul, q0, r), y, {1, R, R});
+    std::move(kb).Finish("k1");
+  }
+  return fixtures::Fixture{std::move(g), std::move(base.program)};
+}
+
+// "gated_mlp_splitk", "lora_splitk" or "rmsnorm_linear_split" at `sizes`
+// (fixtures::WorkloadSizes of the workload).
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
                                                           const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
+  if (name == "rmsnorm_linear_split") return MakeRmsnormSplitFixture(sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));

@@ -132,7 +132,23 @@ TEST_F(SearchTest, FindsTheOneKernelRmsnormLinear) {
   EXPECT_GT(r.families[0].proof_steps, 0u);
   // The whole-row (no forloop) families are cut by the SMT rules, not by the ranking alone.
   EXPECT_FALSE(f.pruned_by_rule.empty());
-  // Every returned family is correct on the emulator at its preferred instance.
+  // The split-K form survives too: k0 stores the X·W partials and the Σx² partial, which no
+  // column block's inputs depend on, so it is stored replicated along x (omap x = -); k1
+  // reads it replicated and reduces both.
+  const FamilyResult* split = nullptr;
+  for (const FamilyResult& fam : r.families) {
+    if (fam.graph->kernels().size() == 2) split = &fam;
+  }
+  ASSERT_NE(split, nullptr);
+  const BlockGraph& k0 = split->graph->kernels()[0].block();
+  ASSERT_EQ(OpsOf(*split->graph), "input input matmul acc_sum acc_sumsq_last output output");
+  const ExprContext& ctx = split->graph->ctx();
+  EXPECT_EQ(ctx.ToString(k0.ops[5].map[0]), "1");   // X·W partials: columns split by x
+  EXPECT_EQ(ctx.ToString(k0.ops[6].map[0]), "-1");  // Σx²: replicated along x
+  EXPECT_EQ(ctx.ToString(k0.ops[6].map[1]), "1");   // the gs partials side by side
+  EXPECT_GT(split->proof_steps, 0u);
+  // Every returned family is correct on the emulator at its preferred instance (the split's
+  // replicated copies must agree there).
   ExpectFamiliesEmulate(p, r);
 }
 
