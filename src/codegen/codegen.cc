@@ -367,7 +367,15 @@ absl::Status KernelGen::Analyze() {
                        [&](const MatMulPlan& m) { return (m.n / kMmaN) % w == 0; });
   };
   wn_ = 1;
-  while (warps_ / wn_ > kc && n_splits(wn_ * 2) && warps_ % (wn_ * 2) == 0) wn_ *= 2;
+  if (options_.gemm_warps_along_n) {
+    const auto two_per_warp = [&](int w) {
+      return std::all_of(matmuls_.begin(), matmuls_.end(),
+                         [&](const MatMulPlan& m) { return m.n / kMmaN / w >= 2; });
+    };
+    while (warps_ % (wn_ * 2) == 0 && n_splits(wn_ * 2) && two_per_warp(wn_ * 2)) wn_ *= 2;
+  } else {
+    while (warps_ / wn_ > kc && n_splits(wn_ * 2) && warps_ % (wn_ * 2) == 0) wn_ *= 2;
+  }
   wk_ = warps_ / wn_;
   // Stage layout.
   int64_t off = 0;

@@ -282,14 +282,20 @@ std::string FirstLine(absl::string_view s) {
 std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm) {
   codegen::CodegenOptions w2;
   w2.attention_tiles_per_warp = 2;
-  if (sm < 90) return {{"attention_tiles_per_warp=2", w2}};
+  codegen::CodegenOptions n;
+  n.gemm_warps_along_n = true;
+  if (sm < 90) return {{"attention_tiles_per_warp=2", w2}, {"gemm_warps_along_n", n}};
   codegen::CodegenOptions pdl;
   pdl.programmatic_dependent_launch = true;
   codegen::CodegenOptions w2_pdl = w2;
   w2_pdl.programmatic_dependent_launch = true;
+  codegen::CodegenOptions n_pdl = n;
+  n_pdl.programmatic_dependent_launch = true;
   return {{"attention_tiles_per_warp=2", w2},
           {"programmatic_dependent_launch", pdl},
-          {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl}};
+          {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl},
+          {"gemm_warps_along_n", n},
+          {"gemm_warps_along_n,programmatic_dependent_launch", n_pdl}};
 }
 
 std::string CandidateText(const SGraph& graph, const Candidate& c) {

@@ -95,6 +95,39 @@ TEST(CodegenTest, SplitsNAcrossWarpsWhenKIsShort) {
   EXPECT_THAT(code.source, HasSubstr("if (wn == 0) LoadAFragment<true>"));
 }
 
+// CodegenOptions::gemm_warps_along_n: the warp split of the GEMM template, by policy (the
+// comment line of the kernel names it).
+TEST(CodegenTest, WarpSplitPolicy) {
+  const struct {
+    Assignment assignment;
+    bool along_n;
+    const char* split;
+  } kCases[] = {
+      // rmsnorm_linear's split at b=8: tile 16 x 192 x 64, 4 warps; 4 k16 chunks.
+      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 3}}, false, "warps 4 along K x 1 along N"},
+      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 3}}, true, "warps 1 along K x 4 along N"},
+      // 8 warps, 24 n8 tiles: 8 along N, 3 tiles each.
+      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 256}, {"S", 3}}, true, "warps 1 along K x 8 along N"},
+      // 16 warps, 24 n8 tiles: 8 along N (16 does not divide 24), 2 along K.
+      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 512}, {"S", 3}}, true, "warps 2 along K x 8 along N"},
+      // 384 columns (48 n8 tiles), 16 warps: 16 along N, 3 n8 tiles each.
+      {{{"g", 16}, {"s", 8}, {"F", 16}, {"T", 512}, {"S", 2}}, true, "warps 1 along K x 16 along N"},
+      // 32 columns (4 n8 tiles): two warps keep two tiles each.
+      {{{"g", 192}, {"s", 2}, {"F", 16}, {"T", 128}, {"S", 2}}, true, "warps 2 along K x 2 along N"},
+  };
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       codegen_test::MakeSplitFixture("rmsnorm_linear_split",
+                                                      fixtures::WorkloadSizes("rmsnorm_linear", 8)));
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.split);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    CodegenOptions options;
+    options.gemm_warps_along_n = c.along_n;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    EXPECT_THAT(code.source, HasSubstr(c.split));
+  }
+}
+
 TEST(CodegenTest, SharedMemoryLimit) {
   // gated_mlp b=1, K tile 512, two 512×(32+8) W tiles per stage, 3 stages: 250
   // KB > 227 KiB.
@@ -562,10 +595,16 @@ TEST(CodegenTest, SplitKGemmGeneratesPartialAndCombineKernels) {
        {32, 8, 1}, {32, 1, 1}, "PackF16x2(xa[0][0], xa[0][1])"},
       {"lora_splitk", 8, {{"g", 64}, {"s", 4}, {"F", 8}, {"T", 256}, {"S", 2}},
        {64, 4, 1}, {64, 1, 1}, "u32_t bf"},
+      // rmsnorm_linear: the Σx² partial [M, s] stored by every column block at the same place
+      // (its address has no blockIdx.x), the inverse rms applied in the combine kernel.
+      {"rmsnorm_linear_split", 8, {{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 3}},
+       {32, 4, 1}, {32, 1, 1}, "float* out = t_P1 + (0LL) * 4LL + (long long)blockIdx.y * 1LL;"},
   };
   for (const SplitKCase& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.fixture, " b=", c.batch));
-    const char* workload = absl::StartsWith(c.fixture, "lora") ? "lora" : "gated_mlp";
+    const char* workload = absl::StartsWith(c.fixture, "lora")      ? "lora"
+                           : absl::StartsWith(c.fixture, "rmsnorm") ? "rmsnorm_linear"
+                                                                     : "gated_mlp";
     ASSERT_OK_AND_ASSIGN(
         fixtures::Fixture f,
         codegen_test::MakeSplitFixture(c.fixture, fixtures::WorkloadSizes(workload, c.batch)));
@@ -577,7 +616,7 @@ TEST(CodegenTest, SplitKGemmGeneratesPartialAndCombineKernels) {
     EXPECT_EQ(code.launches[1].grid[0], c.grid1[0]);
     // Kernel 1 writes unrounded f32 partials; its inputs stay f16.
     EXPECT_THAT(code.source, HasSubstr("float* __restrict__ t_P0"));
-    EXPECT_THAT(code.source, HasSubstr("const prism_dev::f16_t* __restrict__ t_A"));
+    EXPECT_THAT(code.source, HasSubstr("const prism_dev::f16_t* __restrict__ t_X"));
     EXPECT_THAT(code.source, HasSubstr("float* __restrict__ t_P1"));
     EXPECT_THAT(code.source, HasSubstr("float* out = t_P0"));
     EXPECT_THAT(code.source, HasSubstr("mma.sync.aligned.m16n8k16"));

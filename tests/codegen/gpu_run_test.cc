@@ -35,6 +35,7 @@ struct GpuCase {
   bool exp16 = false;      // CodegenOptions::attention_exp_f16x2
   bool cluster = false;    // CodegenOptions::cluster_combine (sm_90 devices only)
   bool pdl = false;        // CodegenOptions::programmatic_dependent_launch
+  bool warps_n = false;    // CodegenOptions::gemm_warps_along_n
 };
 
 TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
@@ -178,6 +179,41 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"lora_splitk",
                                    {{"B", 2}, {"K", 2048}, {"N", 256}, {"R", 16}},
                                    {{"g", 2}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           // rmsnorm_linear split: Σx² partials stored replicated along g
+                           // (every column block), reduced with the products in k1.
+                           GpuCase{"rmsnorm_linear_split",
+                                   {{"M", 2}, {"K", 1024}, {"N", 768}},
+                                   {{"g", 4}, {"s", 4}, {"F", 4}, {"T", 128}, {"S", 3}}},
+                           GpuCase{"rmsnorm_linear_split",
+                                   {{"M", 16}, {"K", 2048}, {"N", 384}},
+                                   {{"g", 2}, {"s", 8}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           GpuCase{"rmsnorm_linear_split",
+                                   {{"M", 16}, {"K", 1024}, {"N", 768}},
+                                   {{"g", 4}, {"s", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, true},
+                           // Warps along N (gemm_warps_along_n): 4 x 12 n8 tiles with Σx²
+                           // summed by the wn = 0 warps; 2 along K x 8 along N; one-kernel
+                           // lora and gated_mlp.
+                           GpuCase{"rmsnorm_linear_split",
+                                   {{"M", 16}, {"K", 1024}, {"N", 768}},
+                                   {{"g", 4}, {"s", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, true, true},
+                           GpuCase{"rmsnorm_linear_split",
+                                   {{"M", 2}, {"K", 2048}, {"N", 768}},
+                                   {{"g", 4}, {"s", 2}, {"F", 8}, {"T", 512}, {"S", 2}},
+                                   0, false, false, false, false, false, true},
+                           GpuCase{"rmsnorm_linear",
+                                   {{"M", 16}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 4}, {"F", 8}, {"T", 256}, {"S", 3}},
+                                   0, false, false, false, false, false, true},
+                           GpuCase{"lora_splitk",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, true, true},
+                           GpuCase{"gated_mlp_splitk",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}},
+                                   0, false, false, false, false, false, true},
                            // Programmatic dependent launch: GEMM, pointwise and attention
                            // kernels, one- and two-kernel programs.
                            GpuCase{"lora_splitk",
@@ -226,7 +262,8 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     SCOPED_TRACE(c.fixture);
     if (c.cluster && dev->sm() < 90) continue;  // thread block clusters: sm_90+
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                         absl::EndsWith(c.fixture, "_splitk")
+                         absl::EndsWith(c.fixture, "_splitk") ||
+                                 c.fixture == std::string("rmsnorm_linear_split")
                              ? codegen_test::MakeSplitFixture(c.fixture, c.sizes)
                              : fixtures::MakeFixture(c.fixture, c.sizes));
     Run r;
@@ -239,6 +276,7 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.attention_exp_f16x2 = c.exp16;
     options.cluster_combine = c.cluster;
     options.programmatic_dependent_launch = c.pdl;
+    options.gemm_warps_along_n = c.warps_n;
     if (c.cluster) r.name += " [cluster_combine]";
     if (c.pdl) r.name += " [programmatic_dependent_launch]";
     ASSERT_OK_AND_ASSIGN(r.code, GenerateCuda(r.program, options));

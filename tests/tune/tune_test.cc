@@ -155,7 +155,19 @@ TEST(OptimizeTest, CandidatesSpanTheDomain) {
   ASSERT_EQ(r.candidates.size(), 32u);
   std::set<int64_t> grids, threads, stages, forloops;
   std::set<std::string> keys;
-  for (const Candidate& c : r.candidates) {
+  int along_n = 0;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    if (!c.codegen_variant.empty()) {
+      // A GEMM family's only variant here (one kernel, cost over 2 µs: no PDL): warps along N,
+      // right after its base, where that changes the warp split.
+      EXPECT_EQ(c.codegen_variant, "gemm_warps_along_n");
+      ASSERT_GT(i, 0u);
+      EXPECT_EQ(r.candidates[i - 1].assignment, c.assignment);
+      EXPECT_EQ(r.candidates[i - 1].codegen_variant, "");
+      ++along_n;
+      continue;
+    }
     std::string key;
     for (const auto& [name, v] : c.assignment) {
       const search::FamilyResult& fr = r.search.families[c.family];
@@ -168,8 +180,8 @@ TEST(OptimizeTest, CandidatesSpanTheDomain) {
       key += name + "=" + std::to_string(v) + " ";
     }
     EXPECT_TRUE(keys.insert(key).second) << "duplicate candidate " << key;
-    EXPECT_EQ(c.codegen_variant, "") << "a GEMM family has no codegen variant";
   }
+  EXPECT_GT(along_n, 0);
   // ⌈32/12⌉ = 3 grid strata (the preferred instance's among them), every thread count of the
   // domain {64, 128, 256, 512}, and several stage and forloop values.
   EXPECT_EQ(grids.size(), 3u);
@@ -185,11 +197,12 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
     int sm;
     std::vector<std::string> names;
   } kCases[] = {
-      {80, {"attention_tiles_per_warp=2"}},
-      {89, {"attention_tiles_per_warp=2"}},
+      {80, {"attention_tiles_per_warp=2", "gemm_warps_along_n"}},
+      {89, {"attention_tiles_per_warp=2", "gemm_warps_along_n"}},
       {90,
        {"attention_tiles_per_warp=2", "programmatic_dependent_launch",
-        "attention_tiles_per_warp=2,programmatic_dependent_launch"}},
+        "attention_tiles_per_warp=2,programmatic_dependent_launch", "gemm_warps_along_n",
+        "gemm_warps_along_n,programmatic_dependent_launch"}},
   };
   for (const auto& c : kCases) {
     std::vector<std::string> names;
@@ -200,6 +213,9 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
           << name;
       EXPECT_EQ(options.attention_tiles_per_warp,
                 name.find("attention_tiles_per_warp=2") != std::string::npos ? 2 : 0)
+          << name;
+      EXPECT_EQ(options.gemm_warps_along_n,
+                name.find("gemm_warps_along_n") != std::string::npos)
           << name;
     }
     EXPECT_EQ(names, c.names) << "sm " << c.sm;

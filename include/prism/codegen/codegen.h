@@ -111,6 +111,15 @@ struct CodegenOptions {
   // program and across back-to-back calls — while every read and write still happens after
   // the previous grid. No-ops on older GPUs (the instructions are compiled out below sm_90).
   bool programmatic_dependent_launch = false;
+  // GEMM template: split the block's warps along N first — the most warps (a power of two
+  // dividing the warp count) that leave every matmul at least two n8 tiles per warp — and the
+  // rest along K. Default: along K first, along N only while the K tile has fewer 16-wide
+  // chunks than warps. Along N each warp loads its own columns of every k16 chunk and no
+  // cross-warp sum is needed when all warps are along N; along K the warps share the columns
+  // and sum their partials through shared memory after the loop. (On the H200 the faster of
+  // the two depends on the tile: rmsnorm_linear's 16 x 192 x 64 tiles, docs/performance.md.)
+  // Other templates ignore it.
+  bool gemm_warps_along_n = false;
 };
 
 // How to launch one generated kernel.

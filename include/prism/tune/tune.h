@@ -153,11 +153,14 @@ const char* MethodName(Method method);
 
 // The code generator variants every sampled instance is also generated with, besides the
 // default options, for compute capability `sm` (90 = sm_90; docs/optimize.md), in order:
-// {"attention_tiles_per_warp=2", attention_tiles_per_warp = 2}; from sm_90 on also
+// {"attention_tiles_per_warp=2", attention_tiles_per_warp = 2}; from sm_90 on
 // {"programmatic_dependent_launch", programmatic_dependent_launch = true} and
-// {"attention_tiles_per_warp=2,programmatic_dependent_launch", both}. A variant becomes a
-// candidate only when it generates and its source differs from the default one and from the
-// variants before it (two tiles per warp changes only the attention template); the
+// {"attention_tiles_per_warp=2,programmatic_dependent_launch", both}; then
+// {"gemm_warps_along_n", gemm_warps_along_n = true} and, from sm_90 on,
+// {"gemm_warps_along_n,programmatic_dependent_launch", both}. A variant becomes a candidate
+// only when it generates and its source differs from the default one and from the variants
+// before it (two tiles per warp changes only the attention template, warps along N only the
+// GEMM template, and only where the warp split differs); the
 // programmatic-dependent-launch ones only for instances of more than one kernel, or of one
 // kernel whose cost bound is at most 2 µs (where the launch overlap matters).
 std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm);
