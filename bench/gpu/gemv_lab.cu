@@ -287,7 +287,9 @@ __global__ void __launch_bounds__(T) GemvReg(const __half* __restrict__ X, const
 // store). X chunk [M, Kb] staged in shared memory once. Warps: WN along N (64 columns each),
 // WK along K (16-row steps interleaved), U steps in flight.
 __device__ __forceinline__ u32 Prmt(u32 a, u32 b, u32 sel) { u32 r; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(sel)); return r; }
-template <int M, int WN, int WK, int U>
+// AX: X staged with cp.async, every chunk in flight at once (else one synchronous 16-byte load
+// per thread and trip: M = 16 makes that 8+ dependent L2 round trips before the first W load).
+template <int M, int WN, int WK, int U, bool AX = false>
 __global__ void __launch_bounds__(32 * WN * WK) GemvDirect(const __half* __restrict__ X, const __half* __restrict__ W,
                                                          float* __restrict__ Y, int K, int N, int Kb) {
   constexpr int T = 32 * WN * WK;
@@ -296,9 +298,18 @@ __global__ void __launch_bounds__(32 * WN * WK) GemvDirect(const __half* __restr
   const int g = lane >> 2, t = lane & 3;
   const int k0 = blockIdx.y * Kb;
   const int xp = Kb + 8;
-  for (int c = threadIdx.x; c < M * Kb / 8; c += T) {
-    const int r = c / (Kb / 8), q = (c % (Kb / 8)) * 8;
-    *reinterpret_cast<uint4*>(xsm + r * xp + q) = *reinterpret_cast<const uint4*>(X + (long long)r * K + k0 + q);
+  if constexpr (AX) {
+    for (int c = threadIdx.x; c < M * Kb / 8; c += T) {
+      const int r = c / (Kb / 8), q = (c % (Kb / 8)) * 8;
+      CpAsync16(xsm + r * xp + q, X + (long long)r * K + k0 + q);
+    }
+    Commit();
+    Wait<0>();
+  } else {
+    for (int c = threadIdx.x; c < M * Kb / 8; c += T) {
+      const int r = c / (Kb / 8), q = (c % (Kb / 8)) * 8;
+      *reinterpret_cast<uint4*>(xsm + r * xp + q) = *reinterpret_cast<const uint4*>(X + (long long)r * K + k0 + q);
+    }
   }
   __syncthreads();
   const int nb = blockIdx.x * 64 * WN + wn * 64;
@@ -575,7 +586,7 @@ void RunCl(const Case& c, std::vector<__half*>& xs, std::vector<__half*>& ws, fl
               c.name, M, NT, KC, S, T, CL, c.N / NT * split, bytes, t.us, TBs(c, t.us), t.relerr);
 }
 
-template <int M, int WN, int WK, int U>
+template <int M, int WN, int WK, int U, bool AX = false>
 void RunDirect(const Case& c, int split, std::vector<__half*>& xs, std::vector<__half*>& ws, float* part, __half* y,
                const std::vector<float>& ref) {
   constexpr int T = 32 * WN * WK;
@@ -583,14 +594,14 @@ void RunDirect(const Case& c, int split, std::vector<__half*>& xs, std::vector<_
   const int Kb = c.K / split;
   const int bytes = std::max<int>(M * (Kb + 8) * 2, WK * WN * 8 * 4 * 32 * 4);
   if (bytes > 227 * 1024) return;
-  auto k = GemvDirect<M, WN, WK, U>;
+  auto k = GemvDirect<M, WN, WK, U, AX>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   const dim3 grid(c.N / (64 * WN), split);
   const Timed t = Measure(c, M, split, [&](cudaStream_t st, int r) {
     k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
   }, part, y, ref);
-  std::printf("%-20s DIRECT M%-2d WN=%d WK=%d U=%d T=%-4d split=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  +reduce %7.2f us  relerr %.1e\n",
-              c.name, M, WN, WK, U, T, split, c.N / (64 * WN) * split, bytes, t.us, TBs(c, t.us), t.us_reduce, t.relerr);
+  std::printf("%-20s DIRECT%s M%-2d WN=%d WK=%d U=%d T=%-4d split=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  +reduce %7.2f us  relerr %.1e\n",
+              c.name, AX ? "-AX" : "", M, WN, WK, U, T, split, c.N / (64 * WN) * split, bytes, t.us, TBs(c, t.us), t.us_reduce, t.relerr);
 }
 
 template <int M, int NT, int KC, int S, int CW>
@@ -654,6 +665,27 @@ int main() {
 #define B4(NT, KC, S, CW, SPLIT) do { RunBulk<1, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); \
     RunBulk<2, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); RunBulk<8, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); \
     RunBulk<16, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); } while (0)
+#define DA(M, WN, WK, U, SPLIT) RunDirect<M, WN, WK, U, true>(c, SPLIT, xs, ws, part, y, ref)
+#define VM(M, NT, KC, S, T, SPLIT) Run<M, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref)
+    if (std::getenv("BALANCE_SWEEP") != nullptr) {
+      // 2026-12-01 night 2: (a) the register-direct kernel with X staged asynchronously (was M16
+      // slow because of the synchronous X prologue?); (b) the shared-memory kernel on grids of
+      // 128 blocks (one per SM, 132 SMs) instead of 96 (6144 = 96 · 64).
+      if (c.M == 16 || c.M == 2) {
+        RunDirect<16, 2, 2, 4>(c, 8, xs, ws, part, y, ref); RunDirect<2, 2, 2, 4>(c, 8, xs, ws, part, y, ref);
+        DA(16, 2, 2, 4, 8); DA(16, 1, 8, 2, 2); DA(16, 1, 4, 4, 4); DA(16, 2, 4, 2, 4); DA(16, 2, 2, 4, 4);
+        DA(2, 2, 2, 4, 8); DA(2, 1, 4, 4, 4); DA(2, 2, 4, 2, 4); DA(2, 2, 2, 4, 4);
+        VM(16, 256, 64, 4, 256, 4); VM(2, 256, 64, 4, 256, 4);  // 96 blocks (the earlier best)
+        VM(16, 192, 64, 4, 128, 4); VM(16, 192, 128, 3, 128, 4); VM(16, 192, 64, 4, 384, 4);
+        VM(16, 384, 64, 4, 256, 8); VM(16, 384, 32, 4, 256, 8); VM(16, 384, 128, 3, 256, 8);
+        VM(16, 96, 128, 4, 192, 2); VM(16, 192, 32, 4, 384, 4);
+        VM(2, 192, 64, 4, 128, 4); VM(2, 192, 128, 3, 128, 4); VM(2, 384, 64, 4, 256, 8); VM(2, 384, 32, 4, 256, 8);
+      }
+      if (c.M == 1) { DA(1, 2, 2, 4, 8); DA(1, 4, 2, 4, 16); DA(1, 2, 4, 2, 8); }
+      for (int i = 0; i < kCopies; ++i) { CK(cudaFree(xs[i])); CK(cudaFree(ws[i])); }
+      CK(cudaFree(part)); CK(cudaFree(y));
+      continue;
+    }
     if (std::getenv("DIRECT_SWEEP") != nullptr) {
       // Register-direct tensor-core GEMV with 256-column blocks (WN = 4: 512 contiguous bytes of
       // each W row per block, the pure read's fastest shape) and more blocks / loads in flight.
