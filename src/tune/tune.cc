@@ -66,6 +66,10 @@ constexpr int64_t kMaxAssignments = 20000;
 // bound: on the H200 (2026-12-01) PDL took ntrans (1.8 µs) to 1.34 µs and left
 // rmsnorm_linear (19 µs) unchanged, and each variant takes an instance's place in the budget.
 constexpr double kPdlOneKernelMaxCostUs = 2.0;
+// kPdlOnlyMultiKernel (a policy, not a number): on the H200 the programmatic-dependent-launch
+// twin of a multi-kernel instance was as fast or faster on every row measured (seven rows on
+// 2026-12-01 evening, the six split GEMV rows that night), so from sm_90 on the tuner spends
+// its instance budget on more assignments instead of measuring both.
 constexpr int kMaxGenerate = 8000;
 
 struct Sampled {
@@ -89,17 +93,32 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
+    const bool multi = code.launches.size() > 1;
+    // From sm_90 on a multi-kernel instance is measured with programmatic dependent launch
+    // only (kPdlOnlyMultiKernel): in place of the default options, and only the variants
+    // that have it.
+    const bool pdl_only = multi && sm >= 90;
+    Instance base = inst;
+    if (pdl_only) {
+      codegen::CodegenOptions pdl;
+      pdl.programmatic_dependent_launch = true;
+      absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, pdl);
+      if (v.ok()) {
+        code = std::move(*v);
+        base.variant = "programmatic_dependent_launch";
+      }
+    }
     std::set<std::string> sources = {code.source};
-    out.instances.push_back(inst);
+    out.instances.push_back(std::move(base));
     out.codes.push_back(std::move(code));
     // Programmatic dependent launch: for multi-kernel instances, and for one-kernel ones whose
     // cost bound is within kPdlOneKernelMaxCostUs (where overlapping the launch with the
     // previous call matters; docs/optimize.md).
-    const bool no_pdl =
-        out.codes.back().launches.size() == 1 && inst.cost_us > kPdlOneKernelMaxCostUs;
+    const bool no_pdl = !multi && inst.cost_us > kPdlOneKernelMaxCostUs;
     for (const auto& [name, options] : variants) {
       if (static_cast<int>(out.instances.size()) >= count) break;
       if (no_pdl && options.programmatic_dependent_launch) continue;
+      if (pdl_only && !options.programmatic_dependent_launch) continue;
       absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, options);
       if (!v.ok() || !sources.insert(v->source).second) continue;
       Instance vi = inst;

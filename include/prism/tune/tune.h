@@ -162,7 +162,9 @@ const char* MethodName(Method method);
 // before it (two tiles per warp changes only the attention template, warps along N only the
 // GEMM template, and only where the warp split differs); the
 // programmatic-dependent-launch ones only for instances of more than one kernel, or of one
-// kernel whose cost bound is at most 2 µs (where the launch overlap matters).
+// kernel whose cost bound is at most 2 µs (where the launch overlap matters). From sm_90 on a
+// multi-kernel instance is taken with programmatic dependent launch in place of the default
+// options and followed only by the variants that have it (docs/optimize.md).
 std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm);
 
 // A candidate for people: AssignmentText(graph, assignment), then " [<variant>]" when it has
