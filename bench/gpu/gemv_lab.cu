@@ -112,7 +112,19 @@ __device__ __forceinline__ float LdDsm(const float* local, u32 rank) {
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(d) : "memory");
   return v;
 }
-template <int M, int NT, int KC, int S, int T, int CL = 1>
+// PF: L2 prefetch hint of the W copies (0: none, 128 or 256: cp.async ... .L2::<PF>B).
+template <int PF>
+__device__ __forceinline__ void CpAsync16Pf(void* smem, const void* gmem) {
+  const u32 s = static_cast<u32>(__cvta_generic_to_shared(smem));
+  if constexpr (PF == 256) {
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  } else if constexpr (PF == 128) {
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  } else {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  }
+}
+template <int M, int NT, int KC, int S, int T, int CL = 1, int PF = 0>
 __global__ void __launch_bounds__(T) Gemv(const __half* __restrict__ X, const __half* __restrict__ W,
                                           float* __restrict__ Y, int K, int N, int Kb) {
   constexpr int kWarps = T / 32;
@@ -135,7 +147,7 @@ __global__ void __launch_bounds__(T) Gemv(const __half* __restrict__ X, const __
 #pragma unroll 4
     for (int c = tid; c < kWChunks; c += T) {
       const int r = c / (NT / 8), q = (c % (NT / 8)) * 8;
-      CpAsync16(st + r * kWP + q, wg + (long long)r * N + q);
+      CpAsync16Pf<PF>(st + r * kWP + q, wg + (long long)r * N + q);
     }
     __half* xs = st + KC * kWP;
     const __half* xg = X + k0 + it * KC;
@@ -513,7 +525,7 @@ Timed Measure(const Case& c, int m_rows, int parts, Launch launch, float* part, 
 
 double TBs(const Case& c, float us) { return (double)c.K * c.N * 2 / (us * 1e-6) / 1e12; }
 
-template <int M, int NT, int KC, int S, int T>
+template <int M, int NT, int KC, int S, int T, int PF = 0>
 void Run(const Case& c, int split, std::vector<__half*>& xs, std::vector<__half*>& ws, float* part, __half* y,
          const std::vector<float>& ref) {
   if (c.M != M || c.N % NT || c.K % (split * KC)) return;
@@ -522,14 +534,14 @@ void Run(const Case& c, int split, std::vector<__half*>& xs, std::vector<__half*
   constexpr int kStage = KC * (NT + 8) + M * (KC + 8);
   const int bytes = std::max<int>(S * kStage * 2, kWarps * (NT / kWN / 8) * 128 * 4);
   if (bytes > 227 * 1024) return;
-  auto k = Gemv<M, NT, KC, S, T>;
+  auto k = Gemv<M, NT, KC, S, T, 1, PF>;
   CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   const dim3 grid(c.N / NT, split);
   const Timed t = Measure(c, M, split, [&](cudaStream_t st, int r) {
     k<<<grid, T, bytes, st>>>(xs[r % xs.size()], ws[r % ws.size()], part, c.K, c.N, Kb);
   }, part, y, ref);
-  std::printf("%-20s M%-2d NT=%-4d KC=%-3d S=%d T=%-4d split=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  +reduce %7.2f us  relerr %.1e\n",
-              c.name, c.M, NT, KC, S, T, split, c.N / NT * split, bytes, t.us, TBs(c, t.us), t.us_reduce, t.relerr);
+  std::printf("%-20s M%-2d NT=%-4d KC=%-3d S=%d T=%-4d PF=%-3d split=%-2d blocks=%-4d smem=%6d  %7.2f us %5.2f TB/s(W)  +reduce %7.2f us  relerr %.1e\n",
+              c.name, c.M, NT, KC, S, T, PF, split, c.N / NT * split, bytes, t.us, TBs(c, t.us), t.us_reduce, t.relerr);
 }
 
 template <int NT, int T, int U>
@@ -667,6 +679,25 @@ int main() {
     RunBulk<16, NT, KC, S, CW>(c, SPLIT, xs, ws, part, y, ref); } while (0)
 #define DA(M, WN, WK, U, SPLIT) RunDirect<M, WN, WK, U, true>(c, SPLIT, xs, ws, part, y, ref)
 #define VM(M, NT, KC, S, T, SPLIT) Run<M, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref)
+#define VP(M, NT, KC, S, T, SPLIT, PF) Run<M, NT, KC, S, T, PF>(c, SPLIT, xs, ws, part, y, ref)
+    if (std::getenv("PREFETCH_SWEEP") != nullptr) {
+      // 2026-12-01 late: the L2 prefetch hint on the W copies, prism's split shapes (128 blocks)
+      // and 2 blocks per SM (256 blocks, smaller stages).
+      if (c.M == 16 || c.M == 2) {
+        for (int rep = 0; rep < 2; ++rep) {
+          VP(16, 192, 64, 4, 384, 4, 0); VP(16, 192, 64, 4, 384, 4, 128); VP(16, 192, 64, 4, 384, 4, 256);
+          VP(16, 192, 64, 4, 128, 4, 0); VP(16, 192, 64, 4, 128, 4, 256);
+          VP(16, 192, 32, 6, 128, 8, 0); VP(16, 192, 32, 6, 128, 8, 256);
+          VP(16, 384, 32, 4, 256, 8, 0); VP(16, 384, 32, 4, 256, 8, 256);
+          VP(2, 192, 64, 4, 128, 4, 0); VP(2, 192, 64, 4, 128, 4, 256);
+          VP(2, 384, 32, 4, 256, 8, 0); VP(2, 384, 32, 4, 256, 8, 256);
+        }
+      }
+      if (c.M == 1) { VP(1, 256, 64, 4, 256, 8, 0); VP(1, 256, 64, 4, 256, 8, 256); }
+      for (int i = 0; i < kCopies; ++i) { CK(cudaFree(xs[i])); CK(cudaFree(ws[i])); }
+      CK(cudaFree(part)); CK(cudaFree(y));
+      continue;
+    }
     if (std::getenv("BALANCE_SWEEP") != nullptr) {
       // 2026-12-01 night 2: (a) the register-direct kernel with X staged asynchronously (was M16
       // slow because of the synchronous X prologue?); (b) the shared-memory kernel on grids of
