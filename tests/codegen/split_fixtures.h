@@ -33,22 +33,30 @@ inline absl::StatusOr<Expr> SplitParam(SGraph& g, absl::string_view name, ParamR
   return g.AddParam(name, role, *domain);
 }
 
+// The parameters of a split-K family over [K] x [N]: g (grid over N), s (grid over K), F
+// (forloop), T (threads), S (stages), with the search's domains.
+struct SplitParams {
+  Expr gx, gs, f, t, st;
+};
+inline absl::StatusOr<SplitParams> DeclareSplitParams(SGraph& g, int64_t k, int64_t n) {
+  SplitParams p;
+  PRISM_ASSIGN_OR_RETURN(p.gx, SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
+  PRISM_ASSIGN_OR_RETURN(p.gs, SplitParam(g, "s", ParamRole::kGrid, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(p.f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(p.t, SplitParam(g, "T", ParamRole::kThreads,
+                                         Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(p.st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 4)));
+  return p;
+}
+
 // rmsnorm_linear's split form (file comment), at `sizes` (M, K, N).
 inline absl::StatusOr<fixtures::Fixture> MakeRmsnormSplitFixture(const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
   PRISM_ASSIGN_OR_RETURN(fixtures::Fixture base, fixtures::MakeFixture("rmsnorm_linear", sizes));
   const int64_t m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
   SGraph g{"rmsnorm_linear_split"};
-  PRISM_ASSIGN_OR_RETURN(const Expr gx,
-                         SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
-  PRISM_ASSIGN_OR_RETURN(const Expr gs,
-                         SplitParam(g, "s", ParamRole::kGrid, Domain::DivisorsOf(k)));
-  PRISM_ASSIGN_OR_RETURN(const Expr f,
-                         SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
-  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
-                                                  Domain::Set({64, 128, 256, 512})));
-  PRISM_ASSIGN_OR_RETURN(const Expr st,
-                         SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 4)));
+  PRISM_ASSIGN_OR_RETURN(const SplitParams sp, DeclareSplitParams(g, k, n));
+  const Expr gx = sp.gx, gs = sp.gs, f = sp.f, t = sp.t, st = sp.st;
   const int x = g.AddInput("X", DType::kF16, {m, k});
   const int w = g.AddInput("W", DType::kF16, {k, n});
   const int y = g.AddOutput("Y", DType::kF16, {m, n});
@@ -89,16 +97,8 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
                          fixtures::MakeFixture(lora ? "lora" : "gated_mlp", sizes));
   const int64_t b = sizes.at("B"), k = sizes.at("K"), n = sizes.at("N");
   SGraph g{std::string(name)};
-  PRISM_ASSIGN_OR_RETURN(const Expr gx,
-                         SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
-  PRISM_ASSIGN_OR_RETURN(const Expr gs,
-                         SplitParam(g, "s", ParamRole::kGrid, Domain::DivisorsOf(k)));
-  PRISM_ASSIGN_OR_RETURN(const Expr f,
-                         SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
-  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
-                                                  Domain::Set({64, 128, 256, 512})));
-  PRISM_ASSIGN_OR_RETURN(const Expr st,
-                         SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 4)));
+  PRISM_ASSIGN_OR_RETURN(const SplitParams sp, DeclareSplitParams(g, k, n));
+  const Expr gx = sp.gx, gs = sp.gs, f = sp.f, t = sp.t, st = sp.st;
   const int x = g.AddInput("X", DType::kF16, {b, k});
   int wa = -1, wb = -1, a = -1, bb = -1;
   if (lora) {
