@@ -66,10 +66,11 @@ constexpr int64_t kMaxAssignments = 20000;
 // bound: on the H200 (2026-12-01) PDL took ntrans (1.8 µs) to 1.34 µs and left
 // rmsnorm_linear (19 µs) unchanged, and each variant takes an instance's place in the budget.
 constexpr double kPdlOneKernelMaxCostUs = 2.0;
-// kPdlOnlyMultiKernel (a policy, not a number): on the H200 the programmatic-dependent-launch
-// twin of a multi-kernel instance was as fast or faster on every row measured (seven rows on
-// 2026-12-01 evening, the six split GEMV rows that night), so from sm_90 on the tuner spends
-// its instance budget on more assignments instead of measuring both.
+// From sm_90 on, multi-kernel instances are measured with programmatic dependent launch only:
+// on the H200 the PDL twin of a multi-kernel instance was as fast or faster on every row
+// measured (seven rows on 2026-12-01 evening, the six split GEMV rows that night), so the
+// instance budget goes to more assignments instead of measuring both.
+constexpr bool kPdlOnlyMultiKernel = true;
 constexpr int kMaxGenerate = 8000;
 
 struct Sampled {
@@ -94,10 +95,9 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
     const bool multi = code.launches.size() > 1;
-    // From sm_90 on a multi-kernel instance is measured with programmatic dependent launch
-    // only (kPdlOnlyMultiKernel): in place of the default options, and only the variants
-    // that have it.
-    const bool pdl_only = multi && sm >= 90;
+    // kPdlOnlyMultiKernel: the PDL code in place of the default options, then only the
+    // variants that have PDL.
+    const bool pdl_only = kPdlOnlyMultiKernel && multi && sm >= 90;
     Instance base = inst;
     if (pdl_only) {
       codegen::CodegenOptions pdl;
