@@ -680,6 +680,33 @@ int main() {
 #define DA(M, WN, WK, U, SPLIT) RunDirect<M, WN, WK, U, true>(c, SPLIT, xs, ws, part, y, ref)
 #define VM(M, NT, KC, S, T, SPLIT) Run<M, NT, KC, S, T>(c, SPLIT, xs, ws, part, y, ref)
 #define VP(M, NT, KC, S, T, SPLIT, PF) Run<M, NT, KC, S, T, PF>(c, SPLIT, xs, ws, part, y, ref)
+    if (std::getenv("STAGE_SWEEP") != nullptr) {
+      // 2026-12-02: more stages in flight (the search's S domain stops at 4): S in {4, 6, 8} at
+      // the split shapes of 96-192 blocks, each line twice.
+      for (int rep = 0; rep < 2; ++rep) {
+        if (c.M == 16) {
+          VM(16, 192, 64, 4, 128, 4); VM(16, 192, 64, 6, 128, 4); VM(16, 192, 64, 8, 128, 4);
+          VM(16, 384, 32, 4, 256, 8); VM(16, 384, 32, 6, 256, 8); VM(16, 384, 32, 8, 256, 8);
+          VM(16, 192, 32, 8, 128, 4); VM(16, 256, 64, 6, 256, 4); VM(16, 256, 32, 8, 256, 8);
+        }
+        if (c.M == 2) {
+          VM(2, 192, 64, 4, 128, 4); VM(2, 192, 64, 6, 128, 4); VM(2, 192, 64, 8, 128, 4);
+          VM(2, 384, 32, 4, 256, 8); VM(2, 384, 32, 6, 256, 8); VM(2, 384, 32, 8, 256, 8);
+          VM(2, 256, 32, 8, 256, 8); VM(2, 384, 64, 6, 256, 8);
+        }
+        if (c.M == 8) {
+          VM(8, 256, 64, 4, 256, 4); VM(8, 256, 64, 6, 256, 4);
+          VM(8, 512, 32, 4, 256, 8); VM(8, 512, 32, 6, 256, 8); VM(8, 256, 32, 8, 256, 4);
+        }
+        if (c.M == 1) {
+          VM(1, 256, 64, 4, 256, 8); VM(1, 256, 64, 6, 256, 8); VM(1, 256, 32, 8, 256, 8);
+          VM(1, 128, 64, 8, 128, 4); VM(1, 256, 64, 8, 256, 4);
+        }
+      }
+      for (int i = 0; i < kCopies; ++i) { CK(cudaFree(xs[i])); CK(cudaFree(ws[i])); }
+      CK(cudaFree(part)); CK(cudaFree(y));
+      continue;
+    }
     if (std::getenv("PREFETCH_SWEEP") != nullptr) {
       // 2026-12-01 late: the L2 prefetch hint on the W copies, prism's split shapes (128 blocks)
       // and 2 blocks per SM (256 blocks, smaller stages).

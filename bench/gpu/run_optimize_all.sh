@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs on the device (see prepare_optimize_carry.sh): the gpu-labelled tests (codegen, runtime),
+# Runs on the device (see prepare_optimize_carry.sh): the gpu-labelled tests (codegen, runtime, tune),
 # then `prism optimize --gpu 0` on all twelve WORKLOADS.md rows (outputs and --json into
 # $OUT/po/<workload>_b<batch>), then the first row again to show the tuning-cache hit.
 # ROWS="gqa:1 lora:8" limits the rows.
@@ -9,6 +9,7 @@ nvidia-smi -L
 [ -n "${SKIP_TESTS:-}" ] || {
   .carry/opt/bin/codegen_gpu_test 2>&1 | tee $OUT/codegen_gpu_test.txt | tail -30
   .carry/opt/bin/runtime_gpu_test 2>&1 | tail -6
+  [ -x .carry/opt/bin/tune_gpu_test ] && .carry/opt/bin/tune_gpu_test 2>&1 | tail -6
 }
 mkdir -p $OUT/po
 ROWS=${ROWS:-"gqa:1 gqa:8 qknorm_gqa:1 qknorm_gqa:8 rmsnorm_linear:1 rmsnorm_linear:8 gated_mlp:1 gated_mlp:8 lora:1 lora:8 ntrans:1 ntrans:8"}

@@ -383,6 +383,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
               {"cost_us", c.cost_us},
               {"selected", static_cast<int>(i) == result.selected}};
     if (!c.codegen_variant.empty()) e["codegen_variant"] = c.codegen_variant;
+    if (c.refined_from >= 0) e["refined_from"] = c.refined_from;
     if (c.measurement) {
       e["measured_us"] = c.measurement->median_us;
       e["relative_error"] = c.measurement->relative_error;

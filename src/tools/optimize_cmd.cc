@@ -81,6 +81,9 @@ const CommandSpec& OptimizeSpec() {
     s->options.push_back(IntOption("--measure-budget-s", "S",
                                    "wall-clock budget for measuring candidates in seconds", 1,
                                    3600, "45"));
+    s->options.push_back(IntOption("--refine", "R",
+                                   "rounds measuring the neighbours of the fastest candidates",
+                                   0, 8, "2"));
     s->options.push_back(ChoiceOption("--dump-after", "STAGE",
                                       "print the result of STAGE before the summary (docs/tutorial.md)",
                                       report::DumpStages()));
@@ -110,6 +113,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   options.tune_cache_dir = args.String("--tune-cache").value_or("");
   options.instances_per_family = static_cast<int>(args.Int("--instances").value_or(96));
   options.measure_budget_s = static_cast<double>(args.Int("--measure-budget-s").value_or(45));
+  options.refine_rounds = static_cast<int>(args.Int("--refine").value_or(2));
   if (io.err_is_terminal) {
     options.search.progress = [&io](const search::SearchProgress& p) {
       if (std::string_view(p.stage) == "done") {
@@ -177,6 +181,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
           {"compiled", k.compiled},
           {"cache_hit", k.cache_hit}};
       if (!k.codegen_variant.empty()) e["codegen_variant"] = k.codegen_variant;
+      if (k.refined_from >= 0) e["refined_from"] = k.refined_from;
       if (!k.compile_error.empty()) e["compile_error"] = k.compile_error;
       if (k.measurement) {
         e["measured_us"] = k.measurement->median_us;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <limits>
@@ -290,6 +291,33 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   return out;
 }
 
+// A family's prune::Family (for Pruner::CheckInstance), built on first use.
+struct FamilyCheck {
+  std::unique_ptr<ExprContext> ctx;
+  std::optional<prune::Family> family;
+};
+absl::StatusOr<const prune::Family*> FamilyFor(std::map<int, FamilyCheck>& checks, int index,
+                                              const SGraph& g) {
+  FamilyCheck& fc = checks[index];
+  if (!fc.family) {
+    fc.ctx = std::make_unique<ExprContext>();
+    PRISM_ASSIGN_OR_RETURN(prune::Family f, BuildFamily(g, *fc.ctx));
+    fc.family = std::move(f);
+  }
+  return &*fc.family;
+}
+
+// The options of a codegen variant name ("" = the defaults); nullopt for an unknown name.
+std::optional<codegen::CodegenOptions> VariantOptions(
+    const std::vector<std::pair<std::string, codegen::CodegenOptions>>& variants,
+    const std::string& name) {
+  if (name.empty()) return codegen::CodegenOptions();
+  for (const auto& [n, o] : variants) {
+    if (n == name) return o;
+  }
+  return std::nullopt;
+}
+
 // The first line of a (long) message.
 std::string FirstLine(absl::string_view s) {
   const size_t nl = s.find('\n');
@@ -315,6 +343,34 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
           {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl},
           {"gemm_warps_along_n", n},
           {"gemm_warps_along_n,programmatic_dependent_launch", n_pdl}};
+}
+
+std::vector<Assignment> NeighborAssignments(const SGraph& graph, const Assignment& a,
+                                            const std::function<bool(const Assignment&)>& accept,
+                                            int max_steps) {
+  std::vector<Assignment> out;
+  for (const Param& p : graph.params()) {
+    auto at = a.find(p.name);
+    if (at == a.end()) continue;
+    absl::StatusOr<std::vector<int64_t>> values = graph.ctx().var_domain(p.var).Enumerate(4096);
+    if (!values.ok()) continue;
+    const auto pos = std::find(values->begin(), values->end(), at->second);
+    if (pos == values->end()) continue;
+    const int64_t here = pos - values->begin();
+    for (int dir : {-1, 1}) {
+      for (int step = 1; step <= max_steps; ++step) {
+        const int64_t j = here + dir * step;
+        if (j < 0 || j >= static_cast<int64_t>(values->size())) break;
+        Assignment n = a;
+        n[p.name] = (*values)[j];
+        if (accept(n)) {
+          out.push_back(std::move(n));
+          break;
+        }
+      }
+    }
+  }
+  return out;
 }
 
 std::string CandidateText(const SGraph& graph, const Candidate& c) {
@@ -457,26 +513,46 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           return r;
         }
       }
+      // A refinement round's selection is not among the sampled candidates: regenerate it
+      // from its assignment (same checks as a refinement round).
+      if (e.family >= 0 && e.family < static_cast<int>(r.search.families.size())) {
+        const SGraph& g = *r.search.families[e.family].graph;
+        std::map<int, FamilyCheck> checks;
+        std::optional<codegen::CodegenOptions> vopt =
+            VariantOptions(CodegenVariants(r.sm), e.codegen_variant);
+        absl::StatusOr<const prune::Family*> fam = FamilyFor(checks, e.family, g);
+        absl::StatusOr<prune::InstanceCheck> check =
+            fam.ok() ? pruner.CheckInstance(**fam, e.assignment, std::nullopt)
+                     : absl::StatusOr<prune::InstanceCheck>(fam.status());
+        absl::StatusOr<BlockProgram> bp = Instantiate(g, e.assignment);
+        absl::StatusOr<codegen::GeneratedCode> code =
+            vopt && check.ok() && check->ok() && bp.ok()
+                ? codegen::GenerateCuda(*bp, *vopt)
+                : absl::StatusOr<codegen::GeneratedCode>(absl::NotFoundError("not feasible"));
+        if (code.ok()) {
+          Candidate c;
+          c.family = e.family;
+          c.assignment = e.assignment;
+          c.codegen_variant = e.codegen_variant;
+          c.cost_us = check->cost_lower_bound_us;
+          runtime::Measurement m;
+          m.median_us = e.median_us;
+          m.relative_error = e.relative_error;
+          m.input_sets = e.input_sets;
+          m.matches = true;
+          c.measurement = m;
+          r.candidates.push_back(std::move(c));
+          r.selected = static_cast<int>(r.candidates.size()) - 1;
+          r.tune_cache_hit = true;
+          r.code = *std::move(code);
+          return r;
+        }
+      }
       r.tune_cache_note = absl::StrCat(
           "stale tuning-cache entry '", tune_cache.PathOf(r.tune_cache_key), "': family #",
           e.family + 1, " instance", e.codegen_variant.empty() ? "" : " [",
           e.codegen_variant, e.codegen_variant.empty() ? "" : "]",
-          " is not among the candidates");
-    }
-  }
-  // In a child: NVRTC in this process would break cuInit in the measuring children.
-  std::vector<std::string> sources;
-  for (const codegen::GeneratedCode& c : codes) sources.push_back(c.source);
-  PRISM_ASSIGN_OR_RETURN(std::vector<absl::StatusOr<runtime::CachedCompile>> compiled,
-                         runtime::CompileInChild(cache, sources, r.sm));
-  std::vector<std::string> cubins(r.candidates.size());
-  for (size_t i = 0; i < r.candidates.size(); ++i) {
-    r.candidates[i].compiled = compiled[i].ok();
-    if (compiled[i].ok()) {
-      cubins[i] = std::move(compiled[i]->cubin);
-      r.candidates[i].cache_hit = compiled[i]->cache_hit;
-    } else {
-      r.candidates[i].compile_error = FirstLine(compiled[i].status().message());
+          " is neither a candidate nor a feasible instance of that family");
     }
   }
   const std::vector<Tensor> inputs = RandomInputs(program, options.seed);
@@ -485,7 +561,79 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   runtime::MeasureOptions mopt = options.measure;
   if (r.device->l2_bytes > 0) mopt.l2_bytes = r.device->l2_bytes;
   std::vector<std::string> failures;
-  const absl::Time measure_start = absl::Now();
+  std::vector<std::string> cubins;  // parallel to r.candidates
+  absl::Time deadline = absl::InfiniteFuture();
+  // Compiles the candidates `order` (in a child: NVRTC in this process would break cuInit in
+  // the measuring children), then measures the compiled ones in that order in one child (a
+  // fresh one after a fault), starting none after the deadline; updates r.selected. The
+  // first call starts the budget after compiling (the budget excludes the first compilation);
+  // later calls (refinement rounds) compile and measure within it.
+  auto compile_and_measure = [&](const std::vector<size_t>& order, bool first) -> absl::Status {
+    std::vector<std::string> sources;
+    for (size_t i : order) sources.push_back(codes[i].source);
+    PRISM_ASSIGN_OR_RETURN(std::vector<absl::StatusOr<runtime::CachedCompile>> compiled,
+                           runtime::CompileInChild(cache, sources, r.sm));
+    cubins.resize(r.candidates.size());
+    for (size_t k = 0; k < order.size(); ++k) {
+      Candidate& c = r.candidates[order[k]];
+      c.compiled = compiled[k].ok();
+      if (compiled[k].ok()) {
+        cubins[order[k]] = std::move(compiled[k]->cubin);
+        c.cache_hit = compiled[k]->cache_hit;
+      } else {
+        c.compile_error = FirstLine(compiled[k].status().message());
+      }
+    }
+    if (first && options.measure_budget_s > 0) {
+      deadline = absl::Now() + absl::Seconds(options.measure_budget_s);
+    }
+    std::vector<size_t> jobs_of;  // candidate index per job
+    std::vector<BlockProgram> programs;
+    for (size_t i : order) {
+      Candidate& c = r.candidates[i];
+      if (!c.compiled) {
+        failures.push_back(absl::StrCat("compile: ", c.compile_error));
+        continue;
+      }
+      absl::StatusOr<BlockProgram> bp =
+          Instantiate(*r.search.families[c.family].graph, c.assignment);
+      if (!bp.ok()) return bp.status();
+      jobs_of.push_back(i);
+      programs.push_back(*std::move(bp));
+    }
+    std::vector<runtime::MeasureJob> jobs;
+    for (size_t k = 0; k < jobs_of.size(); ++k) {
+      jobs.push_back({&cubins[jobs_of[k]], &codes[jobs_of[k]].launches, &programs[k]});
+    }
+    PRISM_ASSIGN_OR_RETURN(
+        std::vector<absl::StatusOr<runtime::Measurement>> measured,
+        runtime::MeasureAllInChild(r.device->ordinal, jobs, inputs, reference, mopt, deadline));
+    for (size_t k = 0; k < jobs_of.size(); ++k) {
+      const size_t i = jobs_of[k];
+      Candidate& c = r.candidates[i];
+      const absl::StatusOr<runtime::Measurement>& m = measured[k];
+      if (absl::IsDeadlineExceeded(m.status())) {
+        c.measure_error =
+            absl::StrCat("the measuring budget of ", options.measure_budget_s, " s was spent");
+        continue;
+      }
+      if (!m.ok()) {
+        c.measure_error = std::string(m.status().message());
+        failures.push_back(c.measure_error);
+        continue;
+      }
+      c.measurement = *m;
+      if (!m->matches) {
+        failures.push_back(absl::StrCat("output differs from the reference (relative error ",
+                                        m->relative_error, ")"));
+        continue;
+      }
+      if (r.selected < 0 || m->median_us < r.candidates[r.selected].measurement->median_us) {
+        r.selected = static_cast<int>(i);
+      }
+    }
+    return absl::OkStatus();
+  };
   // Measuring order: round-robin over the families (each family's candidates in sample order,
   // strata's best first), so that a budget cut leaves every tried family measured, not only
   // the first ones.
@@ -504,53 +652,71 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       }
     }
   }
-  // One child measures the compiled candidates in that order (a fresh one after a fault),
-  // starting none after the budget.
-  std::vector<size_t> jobs_of;  // candidate index per job
-  std::vector<BlockProgram> programs;
-  for (size_t i : measure_order) {
-    Candidate& c = r.candidates[i];
-    if (!c.compiled) {
-      failures.push_back(absl::StrCat("compile: ", c.compile_error));
-      continue;
-    }
-    absl::StatusOr<BlockProgram> bp = Instantiate(*r.search.families[c.family].graph, c.assignment);
-    if (!bp.ok()) return bp.status();
-    jobs_of.push_back(i);
-    programs.push_back(*std::move(bp));
-  }
-  std::vector<runtime::MeasureJob> jobs;
-  for (size_t k = 0; k < jobs_of.size(); ++k) {
-    jobs.push_back({&cubins[jobs_of[k]], &codes[jobs_of[k]].launches, &programs[k]});
-  }
-  const absl::Time deadline = options.measure_budget_s > 0
-                                  ? measure_start + absl::Seconds(options.measure_budget_s)
-                                  : absl::InfiniteFuture();
-  PRISM_ASSIGN_OR_RETURN(
-      std::vector<absl::StatusOr<runtime::Measurement>> measured,
-      runtime::MeasureAllInChild(r.device->ordinal, jobs, inputs, reference, mopt, deadline));
-  for (size_t k = 0; k < jobs_of.size(); ++k) {
-    const size_t i = jobs_of[k];
-    Candidate& c = r.candidates[i];
-    const absl::StatusOr<runtime::Measurement>& m = measured[k];
-    if (absl::IsDeadlineExceeded(m.status())) {
-      c.measure_error =
-          absl::StrCat("the measuring budget of ", options.measure_budget_s, " s was spent");
-      continue;
-    }
-    if (!m.ok()) {
-      c.measure_error = std::string(m.status().message());
-      failures.push_back(c.measure_error);
-      continue;
-    }
-    c.measurement = *m;
-    if (!m->matches) {
-      failures.push_back(absl::StrCat("output differs from the reference (relative error ",
-                                      m->relative_error, ")"));
-      continue;
-    }
-    if (r.selected < 0 || m->median_us < r.candidates[r.selected].measurement->median_us) {
-      r.selected = static_cast<int>(i);
+  PRISM_RETURN_IF_ERROR(compile_and_measure(measure_order, /*first=*/true));
+  // Refinement rounds (tune.h step 4).
+  {
+    const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants =
+        CodegenVariants(r.sm);
+    std::map<int, FamilyCheck> checks;  // family index → its prune::Family
+    std::set<std::string> known;        // family | assignment | variant of every candidate
+    auto key_of = [&](int family, const Assignment& a, const std::string& variant) {
+      return absl::StrCat(family, "|", AssignmentText(*r.search.families[family].graph, a), "|",
+                          variant);
+    };
+    for (const Candidate& c : r.candidates) known.insert(key_of(c.family, c.assignment, c.codegen_variant));
+    std::set<size_t> refined;
+    for (int round = 0; round < options.refine_rounds && r.selected >= 0; ++round) {
+      if (absl::Now() >= deadline) break;
+      const int best_before = r.selected;
+      std::vector<size_t> ranked;
+      for (size_t i = 0; i < r.candidates.size(); ++i) {
+        const Candidate& c = r.candidates[i];
+        if (c.measurement && c.measurement->matches && !refined.count(i)) ranked.push_back(i);
+      }
+      std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+        return r.candidates[a].measurement->median_us < r.candidates[b].measurement->median_us;
+      });
+      if (ranked.size() > static_cast<size_t>(std::max(0, options.refine_top))) {
+        ranked.resize(static_cast<size_t>(std::max(0, options.refine_top)));
+      }
+      std::vector<size_t> added;
+      for (size_t from : ranked) {
+        refined.insert(from);
+        const Candidate base = r.candidates[from];
+        const SGraph& g = *r.search.families[base.family].graph;
+        std::optional<codegen::CodegenOptions> vopt = VariantOptions(variants, base.codegen_variant);
+        if (!vopt) continue;
+        PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
+        std::map<std::string, std::pair<double, codegen::GeneratedCode>> made;
+        auto accept = [&](const Assignment& n) {
+          if (known.count(key_of(base.family, n, base.codegen_variant))) return false;
+          absl::StatusOr<prune::InstanceCheck> check = pruner.CheckInstance(*fam, n, std::nullopt);
+          if (!check.ok() || !check->ok()) return false;
+          absl::StatusOr<BlockProgram> bp = Instantiate(g, n);
+          if (!bp.ok()) return false;
+          absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*bp, *vopt);
+          if (!code.ok()) return false;
+          made[AssignmentText(g, n)] = {check->cost_lower_bound_us, *std::move(code)};
+          return true;
+        };
+        for (const Assignment& n : NeighborAssignments(g, base.assignment, accept)) {
+          if (added.size() >= static_cast<size_t>(std::max(0, options.refine_max))) break;
+          const std::string text = AssignmentText(g, n);
+          if (!known.insert(key_of(base.family, n, base.codegen_variant)).second) continue;
+          Candidate c;
+          c.family = base.family;
+          c.assignment = n;
+          c.codegen_variant = base.codegen_variant;
+          c.cost_us = made.at(text).first;
+          c.refined_from = static_cast<int>(from);
+          r.candidates.push_back(std::move(c));
+          codes.push_back(std::move(made.at(text).second));
+          added.push_back(r.candidates.size() - 1);
+        }
+      }
+      if (added.empty()) break;
+      PRISM_RETURN_IF_ERROR(compile_and_measure(added, /*first=*/false));
+      if (r.selected == best_before) break;
     }
   }
   if (r.selected < 0) {
@@ -594,6 +760,9 @@ std::string TuneCache::Key(const Program& program, const runtime::DeviceInfo& de
   h.Add(options.top_families);
   h.Add(options.instances_per_family);
   h.Add(options.seed);
+  h.Add(options.refine_rounds);
+  h.Add(options.refine_top);
+  h.Add(options.refine_max);
   return absl::StrFormat("%016x", h.Finish());
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -23,6 +24,9 @@
 #include "prism/base/status.h"
 #include "prism/block/sgraph_printer.h"
 #include "prism/codegen/nvrtc.h"
+#include "prism/block/block_instance.h"
+#include "prism/prune/block_family.h"
+#include "prism/prune/pruner.h"
 #include "prism/runtime/runtime.h"
 #include "testing/files.h"
 #include "testing/status_matchers.h"
@@ -222,6 +226,49 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
   }
 }
 
+// NeighborAssignments: per parameter (in declaration order), the nearest accepted value
+// below, then above, within max_steps; parameters not assigned, or assigned a value outside
+// their domain, get none.
+TEST(NeighborAssignmentsTest, NearestAcceptedValueEachWay) {
+  SGraph g{"neighbours"};
+  ASSERT_OK(g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(64)).status());  // 1..64
+  ASSERT_OK(g.AddParam("T", ParamRole::kThreads, *Domain::Set({64, 128, 256, 512})).status());
+  ASSERT_OK(g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 4)).status());
+  auto all = [](const Assignment&) { return true; };
+  auto no_4_16 = [](const Assignment& a) { return a.at("g") != 4 && a.at("g") != 16; };
+  auto none = [](const Assignment&) { return false; };
+  const struct {
+    const char* name;
+    Assignment a;
+    std::function<bool(const Assignment&)> accept;
+    int max_steps;
+    std::vector<std::string> want;  // the moved parameter=value of each neighbour, in order
+  } kCases[] = {
+      {"every neighbour accepted", {{"g", 8}, {"T", 128}, {"S", 1}}, all, 8,
+       {"g=4", "g=16", "T=64", "T=256", "S=2"}},
+      {"rejected values are stepped over", {{"g", 8}, {"T", 128}, {"S", 2}}, no_4_16, 8,
+       {"g=2", "g=32", "T=64", "T=256", "S=1", "S=3"}},
+      {"max_steps bounds the walk", {{"g", 8}, {"T", 512}, {"S", 4}}, no_4_16, 1,
+       {"T=256", "S=3"}},
+      {"nothing accepted", {{"g", 8}, {"T", 128}, {"S", 2}}, none, 8, {}},
+      {"a value outside the domain, an unassigned parameter", {{"g", 64}, {"T", 100}}, all, 8,
+       {"g=32"}},
+  };
+  for (const auto& c : kCases) {
+    std::vector<std::string> got;
+    for (const Assignment& n : NeighborAssignments(g, c.a, c.accept, c.max_steps)) {
+      std::vector<std::string> moved;
+      for (const auto& [name, value] : n) {
+        if (c.a.at(name) != value) moved.push_back(name + "=" + std::to_string(value));
+      }
+      ASSERT_EQ(moved.size(), 1u) << c.name;
+      EXPECT_EQ(n.size(), c.a.size()) << c.name;
+      got.push_back(moved[0]);
+    }
+    EXPECT_EQ(got, c.want) << c.name;
+  }
+}
+
 // Attention families (split-KV: two kernels) on sm_90: every sampled instance is measured with
 // programmatic dependent launch only (in place of the default options), followed by its PDL
 // variants that generate distinct code, in CodegenVariants order, right after it (same family
@@ -361,6 +408,12 @@ TEST(TuneCacheTest, MissStoreHitCorrupt) {
   TuneOptions more = options;
   more.instances_per_family += 1;
   EXPECT_NE(key, TuneCache::Key(softmax, dev, "13.0", "h200", more));
+  for (int TuneOptions::*knob :
+       {&TuneOptions::refine_rounds, &TuneOptions::refine_top, &TuneOptions::refine_max}) {
+    more = options;
+    more.*knob += 1;
+    EXPECT_NE(key, TuneCache::Key(softmax, dev, "13.0", "h200", more));
+  }
 
   ASSERT_OK_AND_ASSIGN(std::optional<TuneCacheEntry> miss, cache.Lookup(key));
   EXPECT_FALSE(miss.has_value());
@@ -476,6 +529,42 @@ TEST(TuneCacheTest, OptimizeHitSkipsMeasurement) {
   ASSERT_TRUE(hit.chosen().measurement.has_value());
   EXPECT_EQ(hit.chosen().measurement->median_us, 7.25);
   for (const Candidate& c : hit.candidates) EXPECT_FALSE(c.compiled);  // nothing compiled
+
+  // A refinement round's selection: feasible, but not among the sampled candidates. The hit
+  // regenerates it from its assignment and appends it.
+  {
+    const SGraph& g = *plain.search.families[pick.family].graph;
+    ASSERT_OK_AND_ASSIGN(prune::Pruner pruner, prune::Pruner::Create(target));
+    ExprContext ctx;
+    ASSERT_OK_AND_ASSIGN(prune::Family fam, BuildFamily(g, ctx));
+    auto accept = [&](const Assignment& n) {
+      for (const Candidate& c : plain.candidates) {
+        if (c.assignment == n) return false;
+      }
+      absl::StatusOr<prune::InstanceCheck> check = pruner.CheckInstance(fam, n, std::nullopt);
+      absl::StatusOr<BlockProgram> bp = Instantiate(g, n);
+      return check.ok() && check->ok() && bp.ok() && codegen::GenerateCuda(*bp).ok();
+    };
+    const std::vector<Assignment> next = NeighborAssignments(g, pick.assignment, accept);
+    ASSERT_FALSE(next.empty());
+    TuneCacheEntry r = e;
+    r.assignment = next.front();
+    r.codegen_variant = "gemm_warps_along_n";
+    ASSERT_OK(TuneCache(dir).Store(key, r));
+    ASSERT_OK_AND_ASSIGN(TuneResult refined, Optimize(f.program, target, options));
+    EXPECT_TRUE(refined.tune_cache_hit);
+    EXPECT_EQ(refined.tune_cache_note, "");
+    EXPECT_EQ(refined.candidates.size(), plain.candidates.size() + 1);
+    EXPECT_EQ(refined.selected, static_cast<int>(refined.candidates.size()) - 1);
+    EXPECT_EQ(refined.chosen().assignment, next.front());
+    EXPECT_EQ(refined.chosen().codegen_variant, "gemm_warps_along_n");
+    EXPECT_EQ(refined.chosen().measurement->median_us, 7.25);
+    codegen::CodegenOptions along_n;
+    along_n.gemm_warps_along_n = true;
+    ASSERT_OK_AND_ASSIGN(BlockProgram bp, Instantiate(g, next.front()));
+    ASSERT_OK_AND_ASSIGN(codegen::GeneratedCode want, codegen::GenerateCuda(bp, along_n));
+    EXPECT_EQ(refined.code.source, want.source);
+  }
 
   // Stale: an instance that is not a candidate.
   e.assignment["T"] = 12345;

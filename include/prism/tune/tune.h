@@ -44,11 +44,20 @@
 //      cheapest candidate by the cost lower bound is selected (Method::kCostModel), compiled
 //      with NVRTC for the target's compute capability when NVRTC is available (candidates
 //      that do not compile are skipped, the next cheapest taken).
+//   4. With a GPU, refinement (TuneOptions::refine_rounds): the fastest matching candidates'
+//      neighbours (one parameter moved to the next feasible value of its domain, same codegen
+//      variant; NeighborAssignments) that are not candidates yet are generated, checked
+//      (Pruner::CheckInstance), compiled and measured the same way; Candidate::refined_from
+//      names the candidate each came from. The stratified sample finds the right region;
+//      the neighbours find the threads / stages / tile sizes that the lower bound does not
+//      rank (docs/optimize.md). A tuning-cache entry that names a refined candidate is
+//      regenerated from its assignment.
 // Deterministic without a GPU: the same Program, target and options give the same selection
 // and byte-identical outputs (WriteOutputs).
 #ifndef PRISM_TUNE_TUNE_H_
 #define PRISM_TUNE_TUNE_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,10 +84,20 @@ struct TuneOptions {
   std::string compile_cache_dir;  // empty: no compile cache
   runtime::MeasureOptions measure;
   uint64_t seed = 1;  // inputs of the correctness check
-  // Wall-clock budget for measuring candidates (compilation excluded); 0: no limit.
+  // Wall-clock budget for measuring candidates (the first compilation excluded, the
+  // refinement rounds' included); 0: no limit.
   double measure_budget_s = 45;
   // Tuning cache directory (TuneCache); empty: none. Used only with a GPU.
   std::string tune_cache_dir;
+  // Local refinement after the sampled candidates are measured (step 4 above): at most
+  // refine_rounds rounds; each takes the refine_top fastest matching candidates not refined
+  // yet and adds their feasible neighbours (NeighborAssignments, same family and codegen
+  // variant) that are not candidates yet, at most refine_max per round, and compiles and
+  // measures them within the same measure_budget_s (their compilation included). A round
+  // follows the previous one only when that one found a faster candidate. 0: no refinement.
+  int refine_rounds = 2;
+  int refine_top = 3;
+  int refine_max = 24;
   // Tests only: use this device identity instead of querying the driver (nothing runs on
   // it: with a tuning-cache hit nothing needs to; otherwise measuring fails).
   std::optional<runtime::DeviceInfo> fake_device;
@@ -97,6 +116,9 @@ struct Candidate {
   bool cache_hit = false;     // the cubin came from the compile cache
   std::optional<runtime::Measurement> measurement;
   std::string measure_error;  // a failed, crashed or timed-out measurement
+  // Index (into TuneResult::candidates) of the measured candidate this one neighbours: added
+  // by a refinement round (TuneOptions::refine_rounds). -1: sampled (step 2).
+  int refined_from = -1;
 };
 
 struct CodegenSkip {
@@ -167,6 +189,16 @@ const char* MethodName(Method method);
 // options and followed only by the variants that have it (docs/optimize.md).
 std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm);
 
+// The neighbours of `a` in `graph`'s parameter space, for the refinement rounds: for each
+// parameter of graph.params() that `a` assigns and whose domain enumerates (at most 4,096
+// values), `a` with only that parameter moved to the nearest value below, then the nearest
+// value above, its current one in the enumerated order for which `accept` returns true;
+// at most `max_steps` values are tried each way (a parameter whose value is not in its domain
+// gets none). In parameter order, the lower neighbour first.
+std::vector<Assignment> NeighborAssignments(const SGraph& graph, const Assignment& a,
+                                            const std::function<bool(const Assignment&)>& accept,
+                                            int max_steps = 8);
+
 // A candidate for people: AssignmentText(graph, assignment), then " [<variant>]" when it has
 // a codegen variant.
 std::string CandidateText(const SGraph& graph, const Candidate& c);
@@ -190,7 +222,7 @@ class TuneCache {
   explicit TuneCache(std::string dir);  // empty: disabled (Lookup misses, Store does nothing)
   // 16 hex digits of a stable hash of Program::StructuralHash, the GPU name, the driver
   // version, the NVRTC version, the target name and the options that change the candidates
-  // (top_families, instances_per_family, seed).
+  // (top_families, instances_per_family, seed, refine_rounds, refine_top, refine_max).
   static std::string Key(const Program& program, const runtime::DeviceInfo& device,
                          absl::string_view nvrtc_version, absl::string_view target_name,
                          const TuneOptions& options);

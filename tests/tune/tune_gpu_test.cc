@@ -1,0 +1,70 @@
+// tune/ on a GPU (ctest label gpu; skips without a driver or device): Optimize measures the
+// sampled candidates, then the refinement rounds' neighbours (TuneOptions::refine_rounds), and
+// selects the fastest matching one over both.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "block/fixtures/fixtures.h"
+#include "gtest/gtest.h"
+#include "prism/codegen/nvrtc.h"
+#include "prism/runtime/runtime.h"
+#include "prism/tune/tune.h"
+#include "testing/status_matchers.h"
+
+namespace prism::tune {
+namespace {
+
+TEST(TuneGpuTest, RefinementMeasuresNeighboursOfTheFastest) {
+  absl::StatusOr<runtime::DeviceInfo> dev = runtime::QueryDevice(0);
+  if (!dev.ok()) GTEST_SKIP() << dev.status().message();
+  if (!codegen::NvrtcAvailable()) GTEST_SKIP() << "built without NVRTC";
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("rmsnorm_linear", {{"M", 16}, {"K", 1024}, {"N", 512}}));
+  const struct {
+    int rounds;
+    bool refined;  // some candidate comes from a refinement round
+  } kCases[] = {{0, false}, {1, true}};
+  for (const auto& c : kCases) {
+    TuneOptions o;
+    o.search.budget = absl::Hours(1);
+    o.require_gpu = true;
+    o.top_families = 1;
+    o.instances_per_family = 6;
+    o.refine_rounds = c.rounds;
+    o.refine_max = 8;
+    ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, o));
+    ASSERT_EQ(r.method, Method::kMeasured);
+    int refined = 0;
+    double fastest = 1e30;
+    for (size_t i = 0; i < r.candidates.size(); ++i) {
+      const Candidate& k = r.candidates[i];
+      if (k.measurement && k.measurement->matches) {
+        fastest = std::min(fastest, k.measurement->median_us);
+      }
+      if (k.refined_from < 0) continue;
+      ++refined;
+      // A neighbour of a measured, matching, earlier candidate: same family and variant, one
+      // parameter moved.
+      ASSERT_LT(k.refined_from, static_cast<int>(i));
+      const Candidate& from = r.candidates[k.refined_from];
+      ASSERT_TRUE(from.measurement.has_value());
+      EXPECT_TRUE(from.measurement->matches);
+      EXPECT_EQ(k.family, from.family);
+      EXPECT_EQ(k.codegen_variant, from.codegen_variant);
+      int moved = 0;
+      for (const auto& [name, value] : k.assignment) moved += from.assignment.at(name) != value;
+      EXPECT_EQ(moved, 1) << CandidateText(*r.search.families[k.family].graph, k);
+      EXPECT_TRUE(k.compiled) << k.compile_error;
+      EXPECT_TRUE(k.measurement.has_value()) << k.measure_error;
+    }
+    EXPECT_EQ(refined > 0, c.refined) << "rounds " << c.rounds;
+    EXPECT_LE(refined, o.refine_max * c.rounds);
+    ASSERT_TRUE(r.chosen().measurement.has_value());
+    EXPECT_EQ(r.chosen().measurement->median_us, fastest);
+  }
+}
+
+}  // namespace
+}  // namespace prism::tune
