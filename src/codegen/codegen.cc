@@ -541,11 +541,29 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   std::string params;
   PRISM_RETURN_IF_ERROR(internal::KernelParams(p_, k_, kname_, launch, params));
 
+  // Direct stores: with one warp along K every warp holds whole sums for its columns, so when
+  // every output stores an accumulator as it is (a split family's partial results), each
+  // thread stores its fragments straight to global memory: no shared-memory round trip and
+  // no barrier after the loop (on the H200 0.2-0.6 µs of a 13-15 µs lora partial kernel,
+  // docs/codegen.md).
+  const bool direct = wk_ == 1 && std::all_of(outputs_.begin(), outputs_.end(), [&](int o) {
+    const ConcreteBlockOp& op = k_.ops[o];
+    const int src = op.operands[0];
+    if (post_operands_.count(src)) return false;
+    for (const MatMulPlan& m : matmuls_) {
+      if (m.acc == src) return op.tile == std::vector<int64_t>{mt_, m.n};
+    }
+    for (const SumSqPlan& q : sumsqs_) {
+      if (q.acc == src) return op.tile == std::vector<int64_t>{mt_, 1};
+    }
+    return false;
+  });
   std::string s;
   absl::StrAppend(&s, "// kernel ", kname_, ": grid (", k_.grid[0], ", ", k_.grid[1], ", ",
                   k_.grid[2], "), ", k_.threads, " threads, forloop ", k_.forloop, ", ", stages,
                   " stage(s); matmul tile ", mt_, "x", nt_, "x", kt_, " (", mtiles_,
-                  " m16 tile(s)); warps ", wk_, " along K x ", wn_, " along N\n");
+                  " m16 tile(s)); warps ", wk_, " along K x ", wn_, " along N",
+                  direct ? "; fragments stored directly" : "", "\n");
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ") ",
                   launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, "  using namespace prism_dev;\n");
@@ -697,6 +715,57 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                     OpLabel(m.op), "\n      }\n");
   }
   absl::StrAppend(&s, "    }\n", stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
+  if (direct) {
+    absl::StrAppend(&s, "  CpAsyncWait<0>();\n  {\n    const int g = lane >> 2, t = lane & 3;\n");
+    for (int o : outputs_) {
+      const ConcreteBlockOp& op = k_.ops[o];
+      const ConcreteTensor& t = p_.tensors[op.tensor];
+      const int src = op.operands[0];
+      const bool f32_out = t.dtype == DType::kF32;
+      auto val = [&](const std::string& x) {
+        return f32_out ? x : absl::StrCat("F32ToF16(", x, ")");
+      };
+      const std::string ld = absl::StrCat(t.shape[1], "LL");
+      absl::StrAppend(&s, "    {  // ", OpLabel(o), " → ", t.name, "\n    ",
+                      f32_out ? "float" : "f16_t", "* out = ", ParamName(op.tensor), " + (",
+                      TileOrigin(o, 0, false), ") * ", ld, " + ", TileOrigin(o, 1, false), ";\n");
+      // Rows past the tile's M (the m16 tiles' padding) are not stored.
+      const bool partial_rows = mt_ % kMmaM != 0;
+      auto guard = [&](const std::string& row) {
+        return partial_rows ? absl::StrCat("if (", row, " < ", mt_, ") ") : std::string();
+      };
+      const auto mm = std::find_if(matmuls_.begin(), matmuls_.end(),
+                                   [&](const MatMulPlan& m) { return m.acc == src; });
+      if (mm != matmuls_.end()) {
+        const int ntw = ntw_of(*mm);
+        const std::string acc = absl::StrCat("acc", mm->op, "[mt][nt]");
+        absl::StrAppend(&s, "#pragma unroll\n    for (int mt = 0; mt < ", mtiles_,
+                        "; ++mt)\n#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) {\n");
+        absl::StrAppend(&s, "      const int r = mt * 16 + g, c = (wn * ", ntw,
+                        " + nt) * 8 + 2 * t;\n");
+        absl::StrAppend(&s, "      ", guard("r"), "{ out[(long long)r * ", ld, " + c] = ",
+                        val(acc + "[0]"), "; out[(long long)r * ", ld, " + c + 1] = ",
+                        val(acc + "[1]"), "; }\n");
+        absl::StrAppend(&s, "      ", guard("r + 8"), "{ out[(long long)(r + 8) * ", ld,
+                        " + c] = ", val(acc + "[2]"), "; out[(long long)(r + 8) * ", ld,
+                        " + c + 1] = ", val(acc + "[3]"), "; }\n    }\n    }\n");
+        continue;
+      }
+      // A sum of squares [M, 1]: the warps with wn == 0 hold it (LoadAFragment<true>); the
+      // quad's four lanes each summed a quarter of every row's columns.
+      const SumSqPlan& q = *std::find_if(sumsqs_.begin(), sumsqs_.end(),
+                                         [&](const SumSqPlan& x) { return x.acc == src; });
+      absl::StrAppend(&s, "#pragma unroll\n    for (int mt = 0; mt < ", mtiles_, "; ++mt) {\n");
+      absl::StrAppend(&s, "      const float lo = QuadSum(ssl", q.acc, "[mt]), hi = QuadSum(ssh",
+                      q.acc, "[mt]);\n      const int r = mt * 16 + g;\n");
+      absl::StrAppend(&s, "      if (wn == 0 && t == 0) {\n        ", guard("r"),
+                      "out[(long long)r * ", ld, "] = ", val("lo"), ";\n        ", guard("r + 8"),
+                      "out[(long long)(r + 8) * ", ld, "] = ", val("hi"), ";\n      }\n    }\n    }\n");
+    }
+    absl::StrAppend(&s, "    (void)g; (void)t;\n  }\n}\n");
+    source += s;
+    return launch;
+  }
   // Cross-warp reduction buffers (alias the stages).
   absl::StrAppend(&s, "  CpAsyncWait<0>();\n  __syncthreads();\n");
   absl::StrAppend(&s,

@@ -102,18 +102,21 @@ TEST(CodegenTest, WarpSplitPolicy) {
     Assignment assignment;
     bool along_n;
     const char* split;
+    // One warp along K and only accumulators stored (the partials P0 = Σ X·W and P1 = Σ x²):
+    // each thread stores its fragments; else through shared memory (ReduceAcc).
+    bool direct;
   } kCases[] = {
       // rmsnorm_linear's split at b=8: tile 16 x 192 x 64, 4 warps; 4 k16 chunks.
-      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 3}}, false, "warps 4 along K x 1 along N"},
-      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 3}}, true, "warps 1 along K x 4 along N"},
+      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 3}}, false, "warps 4 along K x 1 along N", false},
+      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 3}}, true, "warps 1 along K x 4 along N", true},
       // 8 warps, 24 n8 tiles: 8 along N, 3 tiles each.
-      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 256}, {"S", 3}}, true, "warps 1 along K x 8 along N"},
+      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 256}, {"S", 3}}, true, "warps 1 along K x 8 along N", true},
       // 16 warps, 24 n8 tiles: 8 along N (16 does not divide 24), 2 along K.
-      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 512}, {"S", 3}}, true, "warps 2 along K x 8 along N"},
+      {{{"g", 32}, {"s", 4}, {"F", 16}, {"T", 512}, {"S", 3}}, true, "warps 2 along K x 8 along N", false},
       // 384 columns (48 n8 tiles), 16 warps: 16 along N, 3 n8 tiles each.
-      {{{"g", 16}, {"s", 8}, {"F", 16}, {"T", 512}, {"S", 2}}, true, "warps 1 along K x 16 along N"},
+      {{{"g", 16}, {"s", 8}, {"F", 16}, {"T", 512}, {"S", 2}}, true, "warps 1 along K x 16 along N", true},
       // 32 columns (4 n8 tiles): two warps keep two tiles each.
-      {{{"g", 192}, {"s", 2}, {"F", 16}, {"T", 128}, {"S", 2}}, true, "warps 2 along K x 2 along N"},
+      {{{"g", 192}, {"s", 2}, {"F", 16}, {"T", 128}, {"S", 2}}, true, "warps 2 along K x 2 along N", false},
   };
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                        codegen_test::MakeSplitFixture("rmsnorm_linear_split",
@@ -125,7 +128,21 @@ TEST(CodegenTest, WarpSplitPolicy) {
     options.gemm_warps_along_n = c.along_n;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     EXPECT_THAT(code.source, HasSubstr(c.split));
+    const std::string k0 = code.source.substr(code.source.find("// kernel k0"));
+    EXPECT_EQ(k0.find("fragments stored directly") != std::string::npos, c.direct);
+    EXPECT_EQ(k0.substr(0, k0.find("// kernel k1")).find("ReduceAcc") == std::string::npos,
+              c.direct);
   }
+  // One kernel: the output is (Σ X·W) / rms(X), an expression, never stored directly.
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture one, fixtures::MakeFixture("rmsnorm_linear",
+                                                   fixtures::WorkloadSizes("rmsnorm_linear", 8)));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                       Instantiate(one.graph, {{"g", 32}, {"F", 64}, {"T", 256}, {"S", 3}}));
+  CodegenOptions along_n;
+  along_n.gemm_warps_along_n = true;
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, along_n));
+  EXPECT_THAT(code.source, HasSubstr("warps 1 along K x 8 along N"));
+  EXPECT_THAT(code.source, ::testing::Not(HasSubstr("fragments stored directly")));
 }
 
 TEST(CodegenTest, SharedMemoryLimit) {
