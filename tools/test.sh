@@ -42,9 +42,17 @@ configure() {
     { cat "$dir/configure.log" >&2; echo "test.sh: error: configuring $dir failed" >&2; exit 1; }
 }
 
-# run_tests DIR EXCLUDED_LABELS: every test but those with a label matching the regex; fails
-# when no test ran.
+# run_tests DIR EXCLUDED_LABELS COSTS: every test but those with a label matching the regex; fails
+# when no test ran. COSTS (tools/ctest-costs/*.txt: each test's seconds in a CI run) seeds
+# ctest's cost data when DIR has none (a clean clone), so that ctest starts the longest tests
+# first instead of in declaration order: with two lanes, a 24 s test started last ends the
+# pass alone. A stale entry only schedules less well; ctest replaces the data after each run.
 run_tests() {
+  local costs="$1/Testing/Temporary/CTestCostData.txt"
+  if [ ! -f "$costs" ] && [ -f "$3" ]; then
+    mkdir -p "$(dirname "$costs")"
+    cp "$3" "$costs"
+  fi
   ctest --test-dir "$1" --no-tests=error -LE "$2" --output-on-failure -j "$JOBS"
 }
 
@@ -79,7 +87,7 @@ warnings=$(grep -c 'warning:' build-release/build.log || true)
 echo "test.sh: $warnings compiler warning(s) in this build (build-release/build.log)"
 step "tests (Release)"
 check_slow_labels build-release
-run_tests build-release gpu
+run_tests build-release gpu tools/ctest-costs/release.txt
 
 have_fuzz=0
 if [ "$fuzz" = 1 ] && [ -f tests/fuzz/run_fuzz.sh ]; then
@@ -129,7 +137,7 @@ if [ "$asan" = 1 ]; then
   step "tests (ASan + UBSan; not those labelled slow, which the Release pass ran)"
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    run_tests build-asan 'gpu|slow'
+    run_tests build-asan 'gpu|slow' tools/ctest-costs/asan.txt
 fi
 
 if [ "$fuzz" = 1 ]; then

@@ -206,6 +206,11 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"M", 16}, {"K", 1024}, {"N", 512}},
                                    {{"g", 4}, {"F", 8}, {"T", 256}, {"S", 3}},
                                    0, false, false, false, false, false, true},
+                           // Direct stores with M = 2 (rows past M skipped, Σx²'s quad sums).
+                           GpuCase{"rmsnorm_linear_split",
+                                   {{"M", 2}, {"K", 2048}, {"N", 768}},
+                                   {{"g", 4}, {"s", 2}, {"F", 8}, {"T", 128}, {"S", 2}},
+                                   0, false, false, false, false, false, true},
                            GpuCase{"lora_splitk",
                                    {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
                                    {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},

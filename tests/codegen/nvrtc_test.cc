@@ -242,6 +242,7 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
     const char* fixture;
     int batch;
     Assignment assignment;
+    bool along_n = false;  // gemm_warps_along_n: all warps along N, fragments stored directly
   };
   const Case cases[] = {
       {"gated_mlp_splitk", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}},
@@ -253,6 +254,11 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
       // One block per SM: 32 column blocks of 192 x 4 K chunks (6144 = 96 · 64 gives 96).
       {"rmsnorm_linear_split", 1, {{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 4}}},
       {"rmsnorm_linear_split", 8, {{"g", 16}, {"s", 8}, {"F", 16}, {"T", 256}, {"S", 4}}},
+      // The H200's selections of 2026-12-02 (docs/performance.md): direct stores of the
+      // partials, Σx² and the chained (X·A)·B among them.
+      {"lora_splitk", 1, {{"g", 16}, {"s", 8}, {"F", 8}, {"T", 128}, {"S", 3}}, true},
+      {"gated_mlp_splitk", 1, {{"g", 64}, {"s", 4}, {"F", 32}, {"T", 128}, {"S", 4}}, true},
+      {"rmsnorm_linear_split", 8, {{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 4}}, true},
   };
   for (const Case& c : cases) {
     std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
@@ -266,8 +272,11 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
                          codegen_test::MakeSplitFixture(
                              c.fixture, fixtures::WorkloadSizes(workload, c.batch)));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
-    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    CodegenOptions options;
+    options.gemm_warps_along_n = c.along_n;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     ASSERT_EQ(code.launches.size(), 2u);
+    EXPECT_EQ(code.source.find("fragments stored directly") != std::string::npos, c.along_n);
     for (int sm : {80, 90}) {
       ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
       EXPECT_FALSE(r.cubin.empty());
