@@ -318,6 +318,20 @@ std::optional<codegen::CodegenOptions> VariantOptions(
   return std::nullopt;
 }
 
+// `a` of family graph `g` generated with `options` when it is a feasible instance
+// (Pruner::CheckInstance): its cost lower bound and code. For the refinement rounds and a
+// tuning-cache entry that names no sampled candidate.
+absl::StatusOr<std::pair<double, codegen::GeneratedCode>> GenerateChecked(
+    prune::Pruner& pruner, const prune::Family& family, const SGraph& g, const Assignment& a,
+    const codegen::CodegenOptions& options) {
+  PRISM_ASSIGN_OR_RETURN(prune::InstanceCheck check,
+                         pruner.CheckInstance(family, a, std::nullopt));
+  if (!check.ok()) return absl::FailedPreconditionError("not a feasible instance");
+  PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
+  PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, codegen::GenerateCuda(bp, options));
+  return std::make_pair(check.cost_lower_bound_us, std::move(code));
+}
+
 // The first line of a (long) message.
 std::string FirstLine(absl::string_view s) {
   const size_t nl = s.find('\n');
@@ -518,23 +532,18 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       if (e.family >= 0 && e.family < static_cast<int>(r.search.families.size())) {
         const SGraph& g = *r.search.families[e.family].graph;
         std::map<int, FamilyCheck> checks;
-        std::optional<codegen::CodegenOptions> vopt =
+        const std::optional<codegen::CodegenOptions> vopt =
             VariantOptions(CodegenVariants(r.sm), e.codegen_variant);
-        absl::StatusOr<const prune::Family*> fam = FamilyFor(checks, e.family, g);
-        absl::StatusOr<prune::InstanceCheck> check =
-            fam.ok() ? pruner.CheckInstance(**fam, e.assignment, std::nullopt)
-                     : absl::StatusOr<prune::InstanceCheck>(fam.status());
-        absl::StatusOr<BlockProgram> bp = Instantiate(g, e.assignment);
-        absl::StatusOr<codegen::GeneratedCode> code =
-            vopt && check.ok() && check->ok() && bp.ok()
-                ? codegen::GenerateCuda(*bp, *vopt)
-                : absl::StatusOr<codegen::GeneratedCode>(absl::NotFoundError("not feasible"));
-        if (code.ok()) {
+        const absl::StatusOr<const prune::Family*> fam = FamilyFor(checks, e.family, g);
+        absl::StatusOr<std::pair<double, codegen::GeneratedCode>> made =
+            vopt && fam.ok() ? GenerateChecked(pruner, **fam, g, e.assignment, *vopt)
+                             : absl::NotFoundError("unknown variant or family");
+        if (made.ok()) {
           Candidate c;
           c.family = e.family;
           c.assignment = e.assignment;
           c.codegen_variant = e.codegen_variant;
-          c.cost_us = check->cost_lower_bound_us;
+          c.cost_us = made->first;
           runtime::Measurement m;
           m.median_us = e.median_us;
           m.relative_error = e.relative_error;
@@ -544,7 +553,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           r.candidates.push_back(std::move(c));
           r.selected = static_cast<int>(r.candidates.size()) - 1;
           r.tune_cache_hit = true;
-          r.code = *std::move(code);
+          r.code = std::move(made->second);
           return r;
         }
       }
@@ -690,13 +699,10 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         std::map<std::string, std::pair<double, codegen::GeneratedCode>> made;
         auto accept = [&](const Assignment& n) {
           if (known.count(key_of(base.family, n, base.codegen_variant))) return false;
-          absl::StatusOr<prune::InstanceCheck> check = pruner.CheckInstance(*fam, n, std::nullopt);
-          if (!check.ok() || !check->ok()) return false;
-          absl::StatusOr<BlockProgram> bp = Instantiate(g, n);
-          if (!bp.ok()) return false;
-          absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*bp, *vopt);
-          if (!code.ok()) return false;
-          made[AssignmentText(g, n)] = {check->cost_lower_bound_us, *std::move(code)};
+          absl::StatusOr<std::pair<double, codegen::GeneratedCode>> m =
+              GenerateChecked(pruner, *fam, g, n, *vopt);
+          if (!m.ok()) return false;
+          made[AssignmentText(g, n)] = *std::move(m);
           return true;
         };
         for (const Assignment& n : NeighborAssignments(g, base.assignment, accept)) {

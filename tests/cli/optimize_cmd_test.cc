@@ -101,6 +101,9 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
        2,
        "prism: error: cannot create the output directory '" + dir + "/file/out': "},
       {{"optimize", program, "--top", "0", "--no-gpu"}, 2, "prism: error: "},
+      {{"optimize", program, "--refine", "9", "--no-gpu"},
+       2,
+       "prism: error: --refine expects an integer in 0..8, found '9'\n"},
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.args[1] + " " + c.args[2]);
