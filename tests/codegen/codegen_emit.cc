@@ -1,18 +1,21 @@
 // codegen_emit FIXTURE BATCH name=value,... OUTDIR
 //   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL]]]]]]]
-// Instantiates a fixture (fixtures.h) at its WORKLOADS.md sizes for BATCH,
-// generates CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and
-// OUTDIR/host.h. TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
+// Instantiates a fixture (fixtures.h, or a split form of split_fixtures.h: gated_mlp_splitk,
+// lora_splitk, rmsnorm_linear_split) at its workload's WORKLOADS.md sizes for BATCH, generates
+// CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and OUTDIR/host.h (OUTDIR is created). TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
 // 1) attention_pipeline, LAZY (0 or 1) attention_lazy_rescale, EXP16 (0 or 1)
 // attention_exp_f16x2, CLUSTER (0 or 1) cluster_combine, PDL (0 or 1)
 // programmatic_dependent_launch. Exit 1 with the status on error (Unimplemented included).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "block/fixtures/fixtures.h"
+#include "codegen/split_fixtures.h"
 #include "prism/block/block_instance.h"
 #include "prism/codegen/codegen.h"
 
@@ -33,8 +36,12 @@ int main(int argc, char** argv) {
     if (!absl::SimpleAtoi(p.second, &v)) return 2;
     a[p.first] = v;
   }
-  absl::StatusOr<fixtures::Fixture> f =
-      fixtures::MakeFixture(argv[1], fixtures::WorkloadSizes(argv[1], batch));
+  const std::string name = argv[1];
+  absl::StatusOr<fixtures::Fixture> f = fixtures::MakeFixture(name, fixtures::WorkloadSizes(name, batch));
+  if (absl::IsNotFound(f.status())) {
+    const std::string workload = name.substr(0, name.find("_split"));
+    f = codegen_test::MakeSplitFixture(name, fixtures::WorkloadSizes(workload, batch));
+  }
   if (!f.ok()) {
     std::fprintf(stderr, "%s\n", f.status().ToString().c_str());
     return 1;
@@ -58,8 +65,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string dir = argv[4];
-  std::ofstream(dir + "/kernel.cu") << code->source;
-  std::ofstream(dir + "/launch.json") << code->launch_json;
-  std::ofstream(dir + "/host.h") << code->host_header;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  for (const auto& [file, text] : {std::pair<const char*, const std::string*>{"kernel.cu", &code->source},
+                                   {"launch.json", &code->launch_json},
+                                   {"host.h", &code->host_header}}) {
+    const std::string path = dir + "/" + file;
+    std::ofstream out(path);
+    out << *text;
+    if (!out.flush()) {
+      std::fprintf(stderr, "codegen_emit: cannot write '%s'\n", path.c_str());
+      return 1;
+    }
+  }
   return 0;
 }
