@@ -511,25 +511,16 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       r.tune_cache_note = std::string(entry.status().message());
     } else if (entry->has_value()) {
       const TuneCacheEntry& e = **entry;
-      for (size_t i = 0; i < r.candidates.size(); ++i) {
+      int hit = -1;
+      for (size_t i = 0; i < r.candidates.size() && hit < 0; ++i) {
         if (r.candidates[i].family == e.family && r.candidates[i].assignment == e.assignment &&
             r.candidates[i].codegen_variant == e.codegen_variant) {
-          Candidate& c = r.candidates[i];
-          runtime::Measurement m;
-          m.median_us = e.median_us;
-          m.relative_error = e.relative_error;
-          m.input_sets = e.input_sets;
-          m.matches = true;
-          c.measurement = m;
-          r.selected = static_cast<int>(i);
-          r.tune_cache_hit = true;
-          r.code = std::move(codes[i]);
-          return r;
+          hit = static_cast<int>(i);
         }
       }
       // A refinement round's selection is not among the sampled candidates: regenerate it
-      // from its assignment (same checks as a refinement round).
-      if (e.family >= 0 && e.family < static_cast<int>(r.search.families.size())) {
+      // from its assignment (same checks as a refinement round) and append it.
+      if (hit < 0 && e.family >= 0 && e.family < static_cast<int>(r.search.families.size())) {
         const SGraph& g = *r.search.families[e.family].graph;
         std::map<int, FamilyCheck> checks;
         const std::optional<codegen::CodegenOptions> vopt =
@@ -544,18 +535,22 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           c.assignment = e.assignment;
           c.codegen_variant = e.codegen_variant;
           c.cost_us = made->first;
-          runtime::Measurement m;
-          m.median_us = e.median_us;
-          m.relative_error = e.relative_error;
-          m.input_sets = e.input_sets;
-          m.matches = true;
-          c.measurement = m;
           r.candidates.push_back(std::move(c));
-          r.selected = static_cast<int>(r.candidates.size()) - 1;
-          r.tune_cache_hit = true;
-          r.code = std::move(made->second);
-          return r;
+          codes.push_back(std::move(made->second));
+          hit = static_cast<int>(r.candidates.size()) - 1;
         }
+      }
+      if (hit >= 0) {
+        runtime::Measurement m;
+        m.median_us = e.median_us;
+        m.relative_error = e.relative_error;
+        m.input_sets = e.input_sets;
+        m.matches = true;
+        r.candidates[hit].measurement = m;
+        r.selected = hit;
+        r.tune_cache_hit = true;
+        r.code = std::move(codes[hit]);
+        return r;
       }
       r.tune_cache_note = absl::StrCat(
           "stale tuning-cache entry '", tune_cache.PathOf(r.tune_cache_key), "': family #",
