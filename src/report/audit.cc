@@ -129,7 +129,7 @@ class Auditor {
     const bool int_ok = type == Json::value_t::number_unsigned && v.is_number_integer();
     if (v.type() != type && !number_ok && !int_ok) {
       return absl::InvalidArgumentError(
-          absl::StrCat(report, ": ", where, key, ": expected ", json(type).type_name(), ", found ",
+          absl::StrCat(report, ": ", where, key, ": expected ", Json(type).type_name(), ", found ",
                        v.type_name()));
     }
     return &v;
