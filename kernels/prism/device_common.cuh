@@ -73,6 +73,72 @@ __device__ __forceinline__ void LoadTileAsync(f16_t* smem, int spitch, const f16
   }
 }
 
+// Copies a rows × cols tile of f16 (cols % 64 == 0; global row pitch `ld` elements) into the
+// 128-byte-swizzled layout that wgmma reads by descriptor (CodegenOptions::attention_wgmma):
+// the columns are cut into panels of 64 (128 bytes a row), panel p at byte p·rows·128, row r
+// of a panel at r·128, and its 16-byte chunk q at chunk q ^ (r mod 8). `smem` must be
+// 1024-byte aligned (the swizzle is a function of the address bits).
+template <int kRows, int kCols, int kThreads>
+__device__ __forceinline__ void LoadTileSw128Async(unsigned char* smem, const f16_t* gmem,
+                                                   long long ld, int tid) {
+  constexpr int kChunksPerRow = kCols / 8;
+  constexpr int kChunks = kRows * kChunksPerRow;
+  constexpr int kPasses = (kChunks + kThreads - 1) / kThreads;
+  const u32_t s = static_cast<u32_t>(__cvta_generic_to_shared(smem));
+  // Chunk c = tid + i·kThreads of pass i, fully unrolled (a compile-time trip count: no loop
+  // code). When the threads cover whole rows each thread keeps its column and steps down by
+  // kThreads / kChunksPerRow rows, so only the row term changes between passes.
+#pragma unroll
+  for (int i = 0; i < kPasses; ++i) {
+    const int c = tid + i * kThreads;
+    if (kChunks % kThreads == 0 || c < kChunks) {
+      const int r = c / kChunksPerRow, cc = c % kChunksPerRow;
+      const u32_t off = static_cast<u32_t>((cc >> 3) * (kRows * 128) + r * 128 +
+                                           (((cc & 7) ^ (r & 7)) << 4));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s + off),
+                   "l"(gmem + r * ld + cc * 8));
+    }
+  }
+}
+// The byte offset of element (r, c) of such a tile (c % 8 == 0: the start of a 16-byte chunk).
+__device__ __forceinline__ int Sw128Offset(int rows, int r, int c) {
+  return (c >> 6) * (rows * 128) + r * 128 + ((((c >> 3) & 7) ^ (r & 7)) << 4);
+}
+
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// ---- warpgroup matrix multiply-accumulate (sm_90a) ------------------------------------------
+// Shared-memory writes of this thread (cp.async included) become visible to the async proxy
+// that wgmma reads shared memory through; then a barrier makes every thread's visible.
+__device__ __forceinline__ void FenceProxyAsyncShared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void WgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void WgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void WgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// Keeps the compiler from moving accesses of an accumulator register across the asynchronous
+// wgmma region (issue … wait).
+__device__ __forceinline__ void WgmmaFenceReg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+// Keeps an A-operand register live (unchanged, not reused) until after the wgmma that reads it
+// has been waited for.
+__device__ __forceinline__ void WgmmaFenceReg(u32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+// Matrix descriptor of an MN-major operand in the 128-byte-swizzled layout (LoadTileSw128Async):
+// `lbo` = bytes from one 64-column panel to the next, `sbo` = bytes from one group of 8 rows
+// (the K dim) to the next (1024 for dense 128-byte rows).
+__device__ __forceinline__ unsigned long long WgmmaDescSw128(const void* p, u32_t lbo, u32_t sbo) {
+  const u32_t a = static_cast<u32_t>(__cvta_generic_to_shared(p));
+  return static_cast<unsigned long long>((a & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>((lbo >> 4) & 0x3FFF) << 16) |
+         (static_cast<unsigned long long>((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+#endif
+
 // ---- tensor-core tile matmul: D(16x8, f32) += A(16x16, f16, row) · B(16x8, f16, col) -------
 __device__ __forceinline__ void MmaM16N8K16(float (&d)[4], const u32_t (&a)[4],
                                             const u32_t (&b)[2]) {

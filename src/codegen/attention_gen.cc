@@ -45,6 +45,30 @@ namespace {
 
 constexpr int64_t kPad = 8;  // f16 elements (16 bytes) of padding per shared row
 
+// The inline-PTX wrapper of wgmma.mma_async m64n<n>k16 with f32 accumulators, A (f16) from
+// registers and B (f16) from shared memory by an MN-major descriptor (imm-trans-b = 1);
+// `accumulate` 0 overwrites d. Guarded so that several kernels of one source share it.
+std::string WgmmaHelper(int64_t n) {
+  const int64_t regs = n / 2;
+  std::string s = absl::StrCat(
+      "#ifndef PRISM_WGMMA_M64N", n, "K16\n#define PRISM_WGMMA_M64N", n,
+      "K16\nnamespace prism_dev {\n__device__ __forceinline__ void WgmmaM64N", n,
+      "K16(float (&d)[", n / 8,
+      "][4], const u32_t (&a)[4], unsigned long long desc, int accumulate) {\n"
+      "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %",
+      regs + 5, ", 0;\\nwgmma.mma_async.sync.aligned.m64n", n, "k16.f32.f16.f16 {");
+  for (int64_t i = 0; i < regs; ++i) absl::StrAppend(&s, i == 0 ? "" : ",", "%", i);
+  absl::StrAppend(&s, "}, {%", regs, ",%", regs + 1, ",%", regs + 2, ",%", regs + 3, "}, %",
+                  regs + 4, ", p, 1, 1, 1;\\n}\\n\"\n    : ");
+  for (int64_t i = 0; i < regs; ++i) {
+    absl::StrAppend(&s, i == 0 ? "" : ", ", "\"+f\"(d[", i / 4, "][", i % 4, "])");
+  }
+  absl::StrAppend(&s,
+                  "\n    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc), "
+                  "\"r\"(accumulate));\n}\n}  // namespace prism_dev\n#endif\n");
+  return s;
+}
+
 class AttentionGen {
  public:
   AttentionGen(const BlockProgram& p, int kernel, const CodegenOptions& options,
@@ -90,6 +114,7 @@ class AttentionGen {
   bool pipeline_ = false;  // CodegenOptions::attention_pipeline
   bool lazy_ = false;      // CodegenOptions::attention_lazy_rescale
   bool exp16_ = false;     // CodegenOptions::attention_exp_f16x2
+  bool wgmma_ = false;     // CodegenOptions::attention_wgmma
 };
 
 absl::Status AttentionGen::Analyze() {
@@ -228,6 +253,25 @@ absl::Status AttentionGen::Analyze() {
         absl::StrCat("codegen: attention_tiles_per_warp is ", want, ", expected 0 (auto), 1 or 2"));
   }
   tpw_ = want != 0 ? want : (warps_ >= tiles_ ? 1 : tiles_ / warps_);
+  wgmma_ = options_.attention_wgmma;
+  if (wgmma_) {
+    // One warpgroup per 64-row tile of one head: warp w holds m16 tile w mod tiles, so the 4
+    // warps of a warpgroup hold 4 consecutive tiles of one head and share the column split.
+    if (want == 2) {
+      return KernelErr("attention_wgmma: one m16 row tile per warp (attention_tiles_per_warp 2)");
+    }
+    if (mq_ % 64 != 0) {
+      return KernelErr(absl::StrCat("attention_wgmma: ", mq_,
+                                    " query rows per head are not a multiple of 64 (one "
+                                    "warpgroup tile)"));
+    }
+    if (warps_ % tiles_ != 0) {
+      return KernelErr(absl::StrCat("attention_wgmma: ", warps_,
+                                    " warps are not a multiple of 4 per 64-row tile (",
+                                    tiles_ / 4, " tile(s))"));
+    }
+    tpw_ = 1;
+  }
   if (tpw_ > 2 || tiles_ % tpw_ != 0 || (tpw_ > 1 && mph_ % tpw_ != 0)) {
     return KernelErr(absl::StrCat(tiles_, " m16 row tiles (", mph_, " per head) over ", warps_,
                                   " warps: expected 1 or 2 tiles of one head per warp"));
@@ -251,6 +295,22 @@ absl::Status AttentionGen::Analyze() {
   if (lc_ % ws_ != 0 || lw_ % 16 != 0) {
     return Err(s_, absl::StrCat("the KV chunk (", lc_, " columns) split over ", ws_,
                                 " warps must give multiples of 16 columns"));
+  }
+  if (wgmma_) {
+    if (fused_ != nullptr) {
+      return KernelErr("attention_wgmma and cluster_combine cannot be combined");
+    }
+    // Measured wrong on the H200 (relative error 1.3 at gqa b=8, x16 y2 z8 F8 T256 S2,
+    // 2026-12-02) while every other wgmma variant matched float64: refused until understood.
+    if (lazy_) return KernelErr("attention_wgmma and attention_lazy_rescale cannot be combined");
+    if (lw_ % 64 != 0 || lw_ > 256) {
+      return Err(s_, absl::StrCat("attention_wgmma: the warpgroup's KV columns (", lc_, " / ",
+                                  ws_, " = ", lw_, ") must be a multiple of 64, at most 256"));
+    }
+    if (dv_ % 64 != 0 || dv_ > 256) {
+      return Err(ev_, absl::StrCat("attention_wgmma: the V tile's ", dv_,
+                                   " columns must be a multiple of 64, at most 256"));
+    }
   }
   return absl::OkStatus();
 }
@@ -285,11 +345,15 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   }
 
   const int64_t stages = std::max<int64_t>(1, k_.stages);
-  const int64_t qpitch = d_ + kPad, kpitch = lc_ + kPad, vpitch = dv_ + kPad;
+  // wgmma: K and V unpadded in the 128-byte-swizzled layout (LoadTileSw128Async), the stages
+  // 1024-byte aligned (the swizzle atom).
+  const int64_t qpitch = d_ + kPad, kpitch = wgmma_ ? lc_ : lc_ + kPad,
+                vpitch = wgmma_ ? dv_ : dv_ + kPad;
   const int64_t q_bytes = gt_ * mq_ * qpitch * 2;
   const int64_t vinv_off = q_bytes;
   const int64_t vinv_bytes = rms_v_ >= 0 ? (pipeline_ ? 2 : 1) * gt_ * lc_ * 4 : 0;
-  const int64_t stage_off = vinv_off + vinv_bytes;
+  const int64_t stage_off =
+      wgmma_ ? (vinv_off + vinv_bytes + 1023) / 1024 * 1024 : vinv_off + vinv_bytes;
   const int64_t k_head = d_ * kpitch * 2, v_head = lc_ * vpitch * 2;
   const int64_t v_off = gt_ * k_head;
   launch.stage_bytes = gt_ * (k_head + v_head);
@@ -316,8 +380,10 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   fused_off_ = stage_off + (launch.reduction_bytes + 15) / 16 * 16;
   launch.dynamic_smem_bytes =
       stage_off +
-      std::max(stages * launch.stage_bytes,
-               fused_ != nullptr ? fused_off_ - stage_off + fused_->bytes : launch.reduction_bytes);
+      std::max(stages * launch.stage_bytes, fused_ != nullptr
+                                                ? fused_off_ - stage_off + fused_->bytes
+                                                : launch.reduction_bytes) +
+      (wgmma_ ? 1024 : 0);  // wgmma: room to align the buffer's start to 1024 bytes
   if (fused_ != nullptr) {
     PRISM_ASSIGN_OR_RETURN(tail, GenerateCombineTail(p_, *fused_, k_.threads,
                                                      absl::StrCat("smem + ", fused_off_), options_));
@@ -343,11 +409,24 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                   ", KV chunk ", lc_, ", Dv ", dv_, "; ", tiles_, " m16 tile(s), ", tpw_,
                   " per warp, ", ws_, " warp(s) per tile along the chunk",
                   rms_q_ >= 0 ? "; rms(Q) as row scale" : "",
-                  rms_v_ >= 0 ? "; rms(V) as P column scale" : "", "\n");
+                  rms_v_ >= 0 ? "; rms(V) as P column scale" : "",
+                  wgmma_ ? "; wgmma: one warpgroup per 64-row tile, K and V by descriptor" : "",
+                  "\n");
+  if (wgmma_) {
+    absl::StrAppend(&s,
+                    "#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#error \"",
+                    launch.function, ": attention_wgmma kernels need sm_90a (wgmma)\"\n#endif\n");
+    absl::StrAppend(&s, WgmmaHelper(lw_), lw_ == dv_ ? "" : WgmmaHelper(dv_));
+  }
   // Occupancy: with one row tile per warp and at most 32 score columns per warp the live
   // state fits in 128 registers without spills (NVRTC 13, sm_80/sm_90; 64 columns spill), so
   // ask for 65536 / (T · 128) resident blocks (16 warps per SM); else leave it to ptxas.
-  const int64_t min_blocks = tpw_ == 1 && lw_ <= 32 ? std::max<int64_t>(1, 512 / k_.threads) : 1;
+  // wgmma with two warpgroups and 64-column chunks: two resident blocks (≤ 128 registers, no
+  // spills) measured 20.6 µs against 25.9 with one (gqa b=8, x16 y2 z8 F8 S2, 2026-12-02);
+  // with one warpgroup, four blocks were no faster.
+  const int64_t min_blocks =
+      wgmma_ ? (!pipeline_ && lw_ <= 64 && k_.threads == 256 ? 2 : 1)
+             : (tpw_ == 1 && lw_ <= 32 ? std::max<int64_t>(1, 512 / k_.threads) : 1);
   if (fused_ != nullptr) {
     absl::StrAppend(&s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error \"",
                     launch.function,
@@ -360,7 +439,14 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                   min_blocks, ") ", launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, "  using namespace prism_dev;\n");
   absl::StrAppend(&s, KernelPrologue(options_));
-  absl::StrAppend(&s, "  extern __shared__ __align__(16) unsigned char smem[];\n");
+  if (wgmma_) {
+    absl::StrAppend(&s,
+                    "  extern __shared__ __align__(1024) unsigned char smem_raw[];\n"
+                    "  unsigned char* smem = smem_raw + ((1024u - (static_cast<u32_t>("
+                    "__cvta_generic_to_shared(smem_raw)) & 1023u)) & 1023u);\n");
+  } else {
+    absl::StrAppend(&s, "  extern __shared__ __align__(16) unsigned char smem[];\n");
+  }
   absl::StrAppend(&s, "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n");
   absl::StrAppend(&s, "  const int g = lane >> 2, t4 = lane & 3;\n");
   absl::StrAppend(&s, "  constexpr float kLog2e = 1.4426950408889634f;\n");
@@ -381,14 +467,23 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   absl::StrAppend(&s, "    unsigned char* base = smem + ", stage_off, " + stage * ",
                   launch.stage_bytes, ";\n");
   absl::StrAppend(&s, "#pragma unroll 1\n    for (int h = 0; h < ", gt_, "; ++h) {\n");
-  absl::StrAppend(&s, "      LoadTileAsync<", d_, ", ", lc_, ", ", k_.threads,
-                  ">(reinterpret_cast<f16_t*>(base + h * ", k_head, "), ", kpitch, ", ",
-                  SlicePtr(k_in_, "h", true), ", ", kt.shape[2], "LL, tid);  // ",
-                  OpLabel(k_, k_in_), "\n");
-  absl::StrAppend(&s, "      LoadTileAsync<", lc_, ", ", dv_, ", ", k_.threads,
-                  ">(reinterpret_cast<f16_t*>(base + ", v_off, " + h * ", v_head, "), ", vpitch,
-                  ", ", SlicePtr(v_, "h", true), ", ", vt.shape[2], "LL, tid);  // ",
-                  OpLabel(k_, v_), "\n");
+  if (wgmma_) {
+    absl::StrAppend(&s, "      LoadTileSw128Async<", d_, ", ", lc_, ", ", k_.threads,
+                    ">(base + h * ", k_head, ", ", SlicePtr(k_in_, "h", true), ", ", kt.shape[2],
+                    "LL, tid);  // ", OpLabel(k_, k_in_), "\n");
+    absl::StrAppend(&s, "      LoadTileSw128Async<", lc_, ", ", dv_, ", ", k_.threads,
+                    ">(base + ", v_off, " + h * ", v_head, ", ", SlicePtr(v_, "h", true), ", ",
+                    vt.shape[2], "LL, tid);  // ", OpLabel(k_, v_), "\n");
+  } else {
+    absl::StrAppend(&s, "      LoadTileAsync<", d_, ", ", lc_, ", ", k_.threads,
+                    ">(reinterpret_cast<f16_t*>(base + h * ", k_head, "), ", kpitch, ", ",
+                    SlicePtr(k_in_, "h", true), ", ", kt.shape[2], "LL, tid);  // ",
+                    OpLabel(k_, k_in_), "\n");
+    absl::StrAppend(&s, "      LoadTileAsync<", lc_, ", ", dv_, ", ", k_.threads,
+                    ">(reinterpret_cast<f16_t*>(base + ", v_off, " + h * ", v_head, "), ",
+                    vpitch, ", ", SlicePtr(v_, "h", true), ", ", vt.shape[2], "LL, tid);  // ",
+                    OpLabel(k_, v_), "\n");
+  }
   absl::StrAppend(&s, "    }\n  };\n");
   // Warp → (tile, column split).
   absl::StrAppend(&s, "  const int grp = warp % ", groups_, ", kv = warp / ", groups_,
@@ -452,13 +547,21 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     }
     const bool quad = lanes > 1;
     const int64_t items = lanes * rows, cols = dv_ / lanes;
+    // wgmma: `row` is the head's swizzled V tile and the row's chunks are found by Sw128Offset.
     const std::string row_ptr =
-        absl::StrCat("reinterpret_cast<const f16_t*>(", b, " + ", v_off, ") + (r / ", lc_, ") * ",
-                     lc_ * vpitch, " + (r % ", lc_, ") * ", vpitch,
-                     quad ? absl::StrCat(" + part * ", cols) : "");
+        wgmma_ ? absl::StrCat("reinterpret_cast<const f16_t*>(", b, " + ", v_off, " + (r / ", lc_,
+                              ") * ", v_head, ")")
+               : absl::StrCat("reinterpret_cast<const f16_t*>(", b, " + ", v_off, ") + (r / ",
+                              lc_, ") * ", lc_ * vpitch, " + (r % ", lc_, ") * ", vpitch,
+                              quad ? absl::StrCat(" + part * ", cols) : "");
+    const std::string chunk =
+        wgmma_ ? absl::StrCat("reinterpret_cast<const unsigned char*>(row) + Sw128Offset(", lc_,
+                              ", r % ", lc_, ", ", quad ? absl::StrCat("part * ", cols, " + ") : "",
+                              "c)")
+               : "row + c";
     const std::string sum = absl::StrCat(
         "#pragma unroll\n        for (int c = 0; c < ", cols,
-        "; c += 8) {\n          const uint4 w = *reinterpret_cast<const uint4*>(row + c);\n"
+        "; c += 8) {\n          const uint4 w = *reinterpret_cast<const uint4*>(", chunk, ");\n"
         "          const u32_t ws4[4] = {w.x, w.y, w.z, w.w};\n"
         "#pragma unroll\n          for (int j = 0; j < 4; ++j) {\n"
         "            const float a = F16ToF32(ws4[j] & 0xffff), b = F16ToF32(ws4[j] >> 16);\n"
@@ -492,8 +595,26 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   };
   // S = Q·K of the stage at `b` into the new array `sc` (each K fragment loaded once for the
   // warp's tiles).
-  auto qk_code = [&](const std::string& sc, const std::string& b) {
+  // wgmma with `wait` false: issued and committed only (the pipelined loop waits for it with
+  // the P·V group, after the softmax of the chunk before).
+  auto qk_code = [&](const std::string& sc, const std::string& b, bool wait = true) {
     std::string c;
+    if (wgmma_) {  // the warpgroup's [64, lw] scores: D/16 wgmma k16 steps, K by descriptor
+      absl::StrAppend(&c, "    float ", sc, "[1][", nl, "][4];  // ", OpLabel(k_, s_),
+                      " (k16 step 0 overwrites)\n");
+      absl::StrAppend(&c, "    {\n    const unsigned char* kb = ", b, " + wh * ", k_head,
+                      " + (col0 / 64) * ", d_ * 128, ";\n");
+      absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ", d_ / 16,
+                      "; ++kc) WgmmaM64N", lw_, "K16(", sc,
+                      "[0], qf[0][kc], WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
+                      ", 1024), kc);\n");
+      absl::StrAppend(&c, "    WgmmaCommit();\n", wait ? "    WgmmaWait<0>();\n" : "", "    }\n");
+      if (!wait) return c;
+      absl::StrAppend(&c, "#pragma unroll\n    for (int j = 0; j < ", nl,
+                      "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) WgmmaFenceReg(",
+                      sc, "[0][j][e]);\n");
+      return c;
+    }
     absl::StrAppend(&c, "    float ", sc, "[", tpw_, "][", nl, "][4] = {};  // ", OpLabel(k_, s_),
                     "\n");
     absl::StrAppend(&c, "    {\n    const f16_t* ks = reinterpret_cast<const f16_t*>(", b,
@@ -599,6 +720,27 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       absl::StrAppend(&c, "      }\n");
     }
     absl::StrAppend(&c, "    }\n");
+    if (wgmma_) {  // o[64, Dv] += P[64, lw] · V[lw, Dv]: lw/16 wgmma k16 steps, V by descriptor
+      const std::string fence_o = absl::StrCat(
+          "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
+          "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) WgmmaFenceReg(o[0][j][e]);\n");
+      absl::StrAppend(&c, fence_o, "    WgmmaFence();\n");
+      absl::StrAppend(&c, "#pragma unroll\n    for (int kc = 0; kc < ", lw_ / 16, "; ++kc) {  // ",
+                      OpLabel(k_, ev_), "\n");
+      absl::StrAppend(&c,
+                      "      const u32_t a[4] = {pf[0][2 * kc][0], pf[0][2 * kc][1], "
+                      "pf[0][2 * kc + 1][0], pf[0][2 * kc + 1][1]};\n"
+                      "      WgmmaM64N",
+                      dv_,
+                      "K16(o[0], a, WgmmaDescSw128("
+                      "reinterpret_cast<const unsigned char*>(vs) + (col0 + kc * 16) * 128, ",
+                      lc_ * 128, ", 1024), 1);\n    }\n");
+      absl::StrAppend(&c, "    WgmmaCommit();\n    WgmmaWait<0>();\n", fence_o,
+                      "#pragma unroll\n    for (int j = 0; j < ", nl,
+                      "; ++j) {\n      WgmmaFenceReg(pf[0][j][0]);\n"
+                      "      WgmmaFenceReg(pf[0][j][1]);\n    }\n    }\n");
+      return c;
+    }
     absl::StrAppend(&c, "#pragma unroll\n    for (int kc = 0; kc < ", lw_ / 16, "; ++kc) {  // ",
                     OpLabel(k_, ev_), "\n");
     absl::StrAppend(&c, "#pragma unroll\n      for (int np = 0; np < ", dv_ / 16,
@@ -626,14 +768,19 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     // (independent work for the tensor cores while the SFU computes the exps). At iteration it
     // stages it and it+1 must have landed, and stage it−1 (read last in iteration it−1) is
     // refilled: S ≥ 3. rms(V)'s factors are double-buffered, so no second barrier.
-    absl::StrAppend(&s, "  CpAsyncWait<kStages - 2>();\n  __syncthreads();\n  {\n");
+    // wgmma: S(it+1) runs on the tensor cores during the softmax of chunk it; the P·V group's
+    // wait covers it.
+    const char* fence = wgmma_ ? "FenceProxyAsyncShared();\n    " : "";
+    absl::StrAppend(&s, "  CpAsyncWait<kStages - 2>();\n  ", fence, "__syncthreads();\n  {\n");
     absl::StrAppend(&s, qfrag);
     absl::StrAppend(&s, "  }\n");
-    absl::StrAppend(&s, "  {\n    const unsigned char* nb = smem + ", stage_off, ";\n",
-                    vinv_code("nb", "vinv", false), "  }\n");
+    if (rms_v_ >= 0) {
+      absl::StrAppend(&s, "  {\n    const unsigned char* nb = smem + ", stage_off, ";\n",
+                      vinv_code("nb", "vinv", false), "  }\n");
+    }
     absl::StrAppend(&s, qk_code("sc", absl::StrCat("smem + ", stage_off)));
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
-    absl::StrAppend(&s, "    CpAsyncWait<kStages - 3>();\n    __syncthreads();\n");
+    absl::StrAppend(&s, "    CpAsyncWait<kStages - 3>();\n    ", fence, "__syncthreads();\n");
     absl::StrAppend(&s,
                     "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + "
                     "kStages - 1) % kStages);\n    CpAsyncCommit();\n");
@@ -643,9 +790,14 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     ";  // chunk it+1 (unused data after the last chunk)\n");
     absl::StrAppend(&s, vinv_code("nb", absl::StrCat("(vinv + ((it + 1) & 1) * ", gt_ * lc_, ")"),
                                   false));
-    absl::StrAppend(&s, qk_code("sn", "nb"));
+    absl::StrAppend(&s, qk_code("sn", "nb", !wgmma_));
     absl::StrAppend(
         &s, softmax_pv_code("sc", "base", absl::StrCat("(vinv + (it & 1) * ", gt_ * lc_, ")")));
+    if (wgmma_) {
+      absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", nl,
+                      "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) "
+                      "WgmmaFenceReg(sn[0][j][e]);\n");
+    }
     absl::StrAppend(&s, "#pragma unroll\n    for (int tp = 0; tp < ", tpw_,
                     "; ++tp)\n#pragma unroll\n    for (int j = 0; j < ", nl,
                     "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) sc[tp][j][e] = "
@@ -653,7 +805,18 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, "  }\n");
   } else {
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
-    absl::StrAppend(&s, PipelineIterationHead(stages));
+    if (wgmma_) {  // the landed stage's cp.async writes made visible to wgmma's async proxy
+      absl::StrAppend(
+          &s, stages == 1
+                  ? "    load_stage(it, 0);\n    CpAsyncCommit();\n    CpAsyncWait<0>();\n"
+                    "    FenceProxyAsyncShared();\n    __syncthreads();\n"
+                  : "    CpAsyncWait<kStages - 2>();\n    FenceProxyAsyncShared();\n"
+                    "    __syncthreads();\n"
+                    "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - "
+                    "1) % kStages);\n    CpAsyncCommit();\n");
+    } else {
+      absl::StrAppend(&s, PipelineIterationHead(stages));
+    }
     absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
     absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
     // rms(V)'s factors are written after the iteration's first barrier (every warp is done with

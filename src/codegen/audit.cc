@@ -54,8 +54,9 @@ absl::StatusOr<std::vector<KernelAudit>> AuditResources(const SGraph& graph,
     if (a.generated_smem_bytes != a.model_smem_bytes) {
       a.mismatches.push_back(absl::StrCat(
           "smem: model ", a.model_smem_bytes, " B, generated ", a.generated_smem_bytes,
-          " B (stage ", l.stage_bytes, " B with 16-byte row padding, reduction buffer ",
-          l.reduction_bytes, " B, static ", c->static_smem_bytes, " B)"));
+          " B (stage ", l.stage_bytes,
+          " B as laid out (padded or swizzled rows), reduction buffer ", l.reduction_bytes,
+          " B, static ", c->static_smem_bytes, " B)"));
     }
     if (a.compiled_regs < a.model_regs_per_thread) {
       a.mismatches.push_back(absl::StrCat("regs: compiled ", a.compiled_regs,

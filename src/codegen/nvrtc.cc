@@ -80,7 +80,10 @@ absl::StatusOr<NvrtcResult> CompileWithNvrtc(absl::string_view source, int sm) {
   if (rc != NVRTC_SUCCESS) {
     return absl::InternalError(absl::StrCat("nvrtcCreateProgram: ", nvrtcGetErrorString(rc)));
   }
-  const std::string arch = absl::StrCat("--gpu-architecture=sm_", sm);
+  // sm_90 compiles for sm_90a: its arch-specific instructions (wgmma, used by
+  // CodegenOptions::attention_wgmma) are available, and the cubin runs on compute capability
+  // 9.0 exactly as an sm_90 cubin does.
+  const std::string arch = absl::StrCat("--gpu-architecture=sm_", sm, sm == 90 ? "a" : "");
   const char* opts[] = {arch.c_str(), "-std=c++17", "--ptxas-options=-v", "-default-device"};
   rc = nvrtcCompileProgram(prog, 4, opts);
   NvrtcResult out;

@@ -1,11 +1,12 @@
 // codegen_emit FIXTURE BATCH name=value,... OUTDIR
-//   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL]]]]]]]
+//   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA]]]]]]]]
 // Instantiates a fixture (fixtures.h, or a split form of split_fixtures.h: gated_mlp_splitk,
 // lora_splitk, rmsnorm_linear_split) at its workload's WORKLOADS.md sizes for BATCH, generates
 // CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and OUTDIR/host.h (OUTDIR is created). TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
 // 1) attention_pipeline, LAZY (0 or 1) attention_lazy_rescale, EXP16 (0 or 1)
 // attention_exp_f16x2, CLUSTER (0 or 1) cluster_combine, PDL (0 or 1)
-// programmatic_dependent_launch. Exit 1 with the status on error (Unimplemented included).
+// programmatic_dependent_launch, WGMMA (0 or 1) attention_wgmma. Exit 1 with the status on
+// error (Unimplemented included).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX "
-                 "[TILES_PER_WARP [PIPELINE [LAZY [EXP16]]]]]\n");
+                 "[TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA]]]]]]]]\n");
     return 2;
   }
   int batch = 0;
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
   if (argc > 9) opts.attention_exp_f16x2 = std::string(argv[9]) == "1";
   if (argc > 10) opts.cluster_combine = std::string(argv[10]) == "1";
   if (argc > 11) opts.programmatic_dependent_launch = std::string(argv[11]) == "1";
+  if (argc > 12) opts.attention_wgmma = std::string(argv[12]) == "1";
   absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*p, opts);
   if (!code.ok()) {
     std::fprintf(stderr, "%s\n", code.status().ToString().c_str());

@@ -817,6 +817,123 @@ TEST(CodegenTest, ClusterCombineRefusals) {
   }
 }
 
+// CodegenOptions::attention_wgmma: the attention template on warpgroup tensor cores, by the
+// lines it pins (the sm_90a guard, the wgmma wrappers for the score and P·V widths, swizzled
+// K/V stages, the async-proxy fence, the occupancy hint) and its shared memory: the Q tile,
+// rms(V)'s factors, then 1024-byte-aligned unpadded stages and 1024 bytes to align the buffer.
+TEST(CodegenTest, AttentionWgmma) {
+  struct WgmmaCase {
+    ProgramCase program;
+    bool pipeline;
+    std::vector<std::string> present, absent;
+    int64_t dynamic_smem_bytes;
+  };
+  const WgmmaCase cases[] = {
+      // 2 warpgroups of 64 rows, 64-column chunks: two resident blocks, fragments stored.
+      {{"gqa", "gqa", 8, false, "gx=16,gy=2,gz=8,F=8,T=256,S=2", 2},
+       false,
+       {"#error \"prism_gqa_partial_kv: attention_wgmma kernels need sm_90a (wgmma)\"",
+        "__launch_bounds__(256, 2)", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+        "LoadTileSw128Async<64, 64, 256>(base + h * 8192, ",
+        "LoadTileSw128Async<64, 64, 256>(base + 8192 + h * 8192, ",
+        "    FenceProxyAsyncShared();\n    __syncthreads();",
+        "WgmmaM64N64K16(sc[0], qf[0][kc], WgmmaDescSw128(kb + kc * 2048, 8192, 1024), kc);",
+        "WgmmaM64N64K16(o[0], a, WgmmaDescSw128(reinterpret_cast<const unsigned char*>(vs) + "
+        "(col0 + kc * 16) * 128, 8192, 1024), 1);",
+        "stored from the fragments"},
+       {"LoadBFragmentX4", "MmaM16N8K16(", "float* red ="},
+       128 * 72 * 2 + 2 * 2 * 64 * 64 * 2 + 1024},
+      // 128-column chunks: the m64n128k16 score wgmma, one block per SM.
+      {{"gqa", "gqa", 8, false, "gx=16,gy=2,gz=4,F=8,T=256,S=3", 2},
+       false,
+       {"__launch_bounds__(256, 1)", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "WgmmaM64N128K16(sc[0], "},
+       {},
+       128 * 72 * 2 + 3 * 2 * 64 * 128 * 2 + 1024},
+      // rms(Q, V), two warpgroups along a 128-column chunk: rms(V)'s rows read through the
+      // swizzle, the warpgroups' partial sums through the reduction buffer.
+      {{"qknorm_gqa", "qknorm_gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=256,S=3", 2},
+       false,
+       {"per-row factor, 2 threads per V row",
+        "Sw128Offset(128, r % 128, part * 32 + c)", "float* red = reinterpret_cast<float*>(smem "
+        "+ 10240)"},
+       {"stored from the fragments"},
+       10240 + 3 * 2 * 128 * 64 * 2 + 1024},
+      // Pipelined: S of chunk i+1 issued, not waited, before the softmax of chunk i.
+      {{"gqa", "gqa", 8, false, "gx=16,gy=2,gz=8,F=8,T=256,S=3", 2},
+       true,
+       {"CpAsyncWait<kStages - 3>();\n    FenceProxyAsyncShared();\n    __syncthreads();",
+        "WgmmaFenceReg(sn[0][j][e]);", "__launch_bounds__(256, 1)"},
+       {},
+       128 * 72 * 2 + 3 * 2 * 64 * 64 * 2 + 1024},
+  };
+  for (const WgmmaCase& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.program.fixture, " ", c.program.assignment));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    CodegenOptions options;
+    options.attention_wgmma = true;
+    options.attention_pipeline = c.pipeline;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    // The generated part (after the embedded device_common.cuh, which defines every helper).
+    const auto kernels = [](const std::string& source) {
+      return source.substr(source.find("// kernel partial_kv:"));
+    };
+    const std::string k = kernels(code.source);
+    for (const std::string& line : c.present) {
+      EXPECT_NE(k.find(line), std::string::npos) << "missing: " << line;
+    }
+    for (const std::string& line : c.absent) {
+      EXPECT_EQ(k.find(line), std::string::npos) << "unexpected: " << line;
+    }
+    EXPECT_EQ(code.launches[0].dynamic_smem_bytes, c.dynamic_smem_bytes);
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+    EXPECT_EQ(again.source, code.source);
+    // Without the option the same instance uses the mma.sync template.
+    absl::StatusOr<GeneratedCode> plain = GenerateCuda(p);
+    if (plain.ok()) EXPECT_EQ(kernels(plain->source).find("wgmma"), std::string::npos);
+  }
+}
+
+// What attention_wgmma refuses, by exact message.
+TEST(CodegenTest, AttentionWgmmaRefusals) {
+  struct RefusalCase {
+    const char* assignment;
+    int tiles_per_warp;
+    bool lazy, cluster;
+    const char* message;
+  };
+  const RefusalCase cases[] = {
+      {"gx=16,gy=8,gz=8,F=8,T=128,S=2", 0, false, false,
+       "codegen: kernel partial_kv: attention_wgmma: 32 query rows per head are not a multiple "
+       "of 64 (one warpgroup tile)"},
+      {"gx=16,gy=2,gz=8,F=8,T=128,S=2", 0, false, false,
+       "codegen: kernel partial_kv: attention_wgmma: 4 warps are not a multiple of 4 per "
+       "64-row tile (2 tile(s))"},
+      {"gx=16,gy=2,gz=8,F=8,T=512,S=2", 0, false, false,
+       "codegen: kernel partial_kv, op S (matmul): attention_wgmma: the warpgroup's KV columns "
+       "(64 / 2 = 32) must be a multiple of 64, at most 256"},
+      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 2, false, false,
+       "codegen: kernel partial_kv: attention_wgmma: one m16 row tile per warp "
+       "(attention_tiles_per_warp 2)"},
+      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 0, true, false,
+       "codegen: kernel partial_kv: attention_wgmma and attention_lazy_rescale cannot be "
+       "combined"},
+      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 0, false, true,
+       "codegen: kernel partial_kv: attention_wgmma and cluster_combine cannot be combined"},
+  };
+  for (const RefusalCase& c : cases) {
+    SCOPED_TRACE(c.assignment);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make({"gqa", "gqa", 8, false, c.assignment, 2}));
+    CodegenOptions options;
+    options.attention_wgmma = true;
+    options.attention_tiles_per_warp = c.tiles_per_warp;
+    options.attention_lazy_rescale = c.lazy;
+    options.cluster_combine = c.cluster;
+    EXPECT_THAT(GenerateCuda(p, options),
+                StatusIs(absl::StatusCode::kUnimplemented, ::testing::Eq(c.message)));
+  }
+}
+
 }  // namespace launch_options
 
 }  // namespace

@@ -36,6 +36,7 @@ struct GpuCase {
   bool cluster = false;    // CodegenOptions::cluster_combine (sm_90 devices only)
   bool pdl = false;        // CodegenOptions::programmatic_dependent_launch
   bool warps_n = false;    // CodegenOptions::gemm_warps_along_n
+  bool wgmma = false;      // CodegenOptions::attention_wgmma (sm_90 devices only)
 };
 
 TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
@@ -253,7 +254,45 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"gqa",
                                    {{"G", 2}, {"Lq", 32}, {"D", 64}, {"L", 2048}},
                                    {{"gx", 2}, {"gy", 1}, {"gz", 16}, {"F", 1}, {"T", 64}, {"S", 1}},
-                                   0, false, false, false, true}};
+                                   0, false, false, false, true},
+                           // attention_wgmma: one warpgroup (64-column chunks), two warpgroups
+                           // of 256-column wgmmas, two heads per block with two warpgroups per
+                           // tile along the chunk (the reduction path), rms(Q, V) with one and
+                           // two threads per V row, and f16x2 exp + PDL.
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, false, false, true},
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 256}, {"S", 2}},
+                                   0, false, false, false, false, false, false, true},
+                           GpuCase{"gqa",
+                                   {{"G", 4}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 512}, {"S", 1}},
+                                   0, false, false, false, false, false, false, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}},
+                                   0, false, false, false, false, false, false, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 512}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 1}, {"T", 256}, {"S", 1}},
+                                   0, false, false, false, false, false, false, true},
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 2}},
+                                   0, false, false, true, false, true, false, true},
+                           // attention_wgmma pipelined: S of chunk i+1 in flight during the
+                           // softmax of chunk i (3 and 4 stages; rms(V) double-buffered).
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 8}, {"T", 256}, {"S", 3}},
+                                   0, true, false, false, false, false, false, true},
+                           GpuCase{"qknorm_gqa",
+                                   {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 128}, {"S", 4}},
+                                   0, true, false, true, false, false, false, true}};
   // Per case: the instance, its code, inputs and the emulator's outputs.
   struct Run {
     std::string name;
@@ -265,7 +304,7 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
   std::vector<std::string> sources;
   for (const GpuCase& c : cases) {
     SCOPED_TRACE(c.fixture);
-    if (c.cluster && dev->sm() < 90) continue;  // thread block clusters: sm_90+
+    if ((c.cluster || c.wgmma) && dev->sm() < 90) continue;  // clusters, wgmma: sm_90+
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                          absl::EndsWith(c.fixture, "_splitk") ||
                                  c.fixture == std::string("rmsnorm_linear_split")
@@ -282,7 +321,9 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.cluster_combine = c.cluster;
     options.programmatic_dependent_launch = c.pdl;
     options.gemm_warps_along_n = c.warps_n;
+    options.attention_wgmma = c.wgmma;
     if (c.cluster) r.name += " [cluster_combine]";
+    if (c.wgmma) r.name += " [attention_wgmma]";
     if (c.pdl) r.name += " [programmatic_dependent_launch]";
     ASSERT_OK_AND_ASSIGN(r.code, GenerateCuda(r.program, options));
     r.inputs = RandomInputs(f.program, /*seed=*/7);

@@ -103,6 +103,12 @@ TEST(NvrtcAuditTest, CompilesForSm80AndSm90AndAudits) {
   }
 }
 
+// An instance of the gqa / qknorm_gqa fixtures' split-KV family.
+Assignment AttentionAssignment(int64_t gx, int64_t gy, int64_t gz, int64_t f, int64_t t,
+                               int64_t s) {
+  return Assignment{{"gx", gx}, {"gy", gy}, {"gz", gz}, {"F", f}, {"T", t}, {"S", s}};
+}
+
 // Split-KV attention: the attention template (partial_kv) and the pointwise combine.
 struct AttentionAuditCase {
   const char* fixture;
@@ -116,9 +122,7 @@ struct AttentionAuditCase {
 
 TEST(NvrtcAuditTest, SplitKvAttentionCompilesForSm80AndSm90AndAudits) {
   if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
-  auto a = [](int64_t gx, int64_t gy, int64_t gz, int64_t f, int64_t t, int64_t s) {
-    return Assignment{{"gx", gx}, {"gy", gy}, {"gz", gz}, {"F", f}, {"T", t}, {"S", s}};
-  };
+  const auto a = AttentionAssignment;
   const AttentionAuditCase cases[] = {
       {"gqa", 1, a(2, 2, 16, 4, 256, 2)},         {"gqa", 1, a(2, 4, 16, 4, 128, 2)},
       {"gqa", 1, a(2, 2, 32, 1, 512, 1)},         {"gqa", 8, a(16, 2, 4, 16, 256, 3)},
@@ -179,6 +183,56 @@ TEST(NvrtcAuditTest, SplitKvAttentionCompilesForSm80AndSm90AndAudits) {
         EXPECT_LE(k.compiled_regs * c.assignment.at("T"), 65536);
       }
     }
+  }
+}
+
+// attention_wgmma at WORKLOADS.md sizes: compiles for sm_90 (NVRTC's sm_90a) without spills
+// and within the occupancy the kernel asks for (two blocks of 256 threads: 128 registers); for
+// sm_80 the source's #error names the kernel and the architecture it needs.
+TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  struct Case {
+    const char* fixture;
+    int batch;
+    Assignment assignment;
+    int64_t max_regs;
+  };
+  const auto a = AttentionAssignment;
+  const Case cases[] = {
+      {"gqa", 8, a(16, 2, 8, 8, 256, 2), 128},
+      {"qknorm_gqa", 8, a(16, 2, 8, 8, 256, 3), 128},
+      {"gqa", 8, a(16, 2, 4, 8, 256, 3), 255},  // m64n128k16 scores
+      {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 4), 255},
+  };
+  for (const Case& c : cases) {
+    std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
+    for (const char* k : {"gx", "gy", "gz", "F", "T", "S"}) {
+      label += std::string(" ") + k + "=" + std::to_string(c.assignment.at(k));
+    }
+    SCOPED_TRACE(label);
+    ASSERT_OK_AND_ASSIGN(
+        fixtures::Fixture fx,
+        fixtures::MakeFixture(c.fixture, fixtures::WorkloadSizes(c.fixture, c.batch)));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
+    CodegenOptions options;
+    options.attention_wgmma = true;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, 90));
+    EXPECT_FALSE(r.cubin.empty());
+    ASSERT_OK_AND_ASSIGN(std::vector<KernelAudit> audit,
+                         AuditResources(fx.graph, c.assignment, code, r));
+    ASSERT_EQ(audit.size(), 2u);
+    std::cout << label << " [attention_wgmma]:\n" << FormatAudit(audit);
+    EXPECT_LE(audit[0].compiled_regs, c.max_regs);
+    for (const KernelAudit& k : audit) {
+      EXPECT_EQ(k.spill_bytes, 0) << r.log;
+      EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
+      EXPECT_LE(k.generated_smem_bytes, MaxSmemPerBlock(90));
+    }
+    EXPECT_THAT(CompileWithNvrtc(code.source, 80),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("prism_" + std::string(c.fixture) +
+                                   "_partial_kv: attention_wgmma kernels need sm_90a (wgmma)")));
   }
 }
 

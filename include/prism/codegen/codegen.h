@@ -87,6 +87,16 @@ struct CodegenOptions {
   // 0.3 % at |x| = 8 (P = 2^±8), well inside the 2 % tolerance of f16 outputs. Off by default:
   // no measurable gain on the H200 (docs/codegen.md, 2026-12-01).
   bool attention_exp_f16x2 = false;
+  // sm_90a only: the attention template's two matmuls on warpgroup tensor cores
+  // (wgmma.mma_async m64nNk16). Each warpgroup (4 warps) owns a 64-row tile of one head (the
+  // warp's m16 A fragments of Q, and of P, stay in registers); K and V are read straight from
+  // shared memory by matrix descriptor, staged in the 128-byte-swizzled layout (no ldmatrix),
+  // and the warpgroups of the block run their softmax while the tensor cores work for the
+  // others. Needs Mq a multiple of 64, threads = 128 · (Gt·Mq/64) · ws, the warpgroup's KV
+  // columns (Lc / ws) and Dv multiples of 64 and at most 256, no attention_pipeline, one row
+  // tile per warp and no cluster_combine; else Unimplemented naming the unmet condition. The
+  // generated source #errors unless compiled for sm_90a (CompileWithNvrtc(…, 90) does).
+  bool attention_wgmma = false;
   // sm_90 only: fold the pointwise combine kernel of a split form into the kernel before it
   // (the attention template's split-KV partial kernel), one thread block cluster (1, 1, gz)
   // per combine block. The gz blocks of a cluster keep their partial-result tiles in shared

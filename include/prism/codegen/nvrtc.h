@@ -40,8 +40,9 @@ bool NvrtcAvailable();
 // "13.0" or Unavailable.
 absl::StatusOr<std::string> NvrtcVersion();
 
-// Compiles `source` for sm_<sm> (e.g. 80, 90) with -std=c++17 -O3 and
-// --ptxas-options=-v. InvalidArgument with the log if compilation fails;
+// Compiles `source` for sm_<sm> (e.g. 80, 90; 90 means sm_90a, whose wgmma the
+// attention_wgmma kernels need) with -std=c++17 -O3 and --ptxas-options=-v.
+// InvalidArgument with the log if compilation fails;
 // Unavailable without NVRTC.
 absl::StatusOr<NvrtcResult> CompileWithNvrtc(absl::string_view source, int sm);
 
