@@ -16,10 +16,10 @@ JOBS=${PRISM_JOBS:-$(nproc)}
 bash tools/setup.sh
 echo "quickstart: configuring and building ${BUILD_DIR}/bin/prism"
 mkdir -p "$BUILD_DIR"
-# The same configuration as tools/test.sh's Release build, so that the second quick-start
-# command reuses this build instead of rebuilding it.
+# The configuration of tools/test.sh's Release build (unity translation units, as CI builds
+# them), -Werror aside: with PRISM_WERROR=ON the second quick-start command reuses this build.
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPRISM_BUILD_BENCH=OFF \
-  -DPRISM_WERROR="${PRISM_WERROR:-OFF}" -DCMAKE_CXX_FLAGS="-Wno-restrict" \
+  -DPRISM_WERROR="${PRISM_WERROR:-OFF}" -DCMAKE_CXX_FLAGS="-Wno-restrict" -DPRISM_UNITY_BUILD=ON \
   >"$BUILD_DIR/configure.log" 2>&1 || { cat "$BUILD_DIR/configure.log" >&2; exit 1; }
 cmake --build "$BUILD_DIR" -j "$JOBS" --target prism
 
