@@ -352,9 +352,17 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
   w2_pdl.programmatic_dependent_launch = true;
   codegen::CodegenOptions n_pdl = n;
   n_pdl.programmatic_dependent_launch = true;
+  // sm_90a's warpgroup MMA for the attention template (instances it does not fit generate
+  // nothing and are skipped).
+  codegen::CodegenOptions wg;
+  wg.attention_wgmma = true;
+  codegen::CodegenOptions wg_pdl = wg;
+  wg_pdl.programmatic_dependent_launch = true;
   return {{"attention_tiles_per_warp=2", w2},
           {"programmatic_dependent_launch", pdl},
           {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl},
+          {"attention_wgmma", wg},
+          {"attention_wgmma,programmatic_dependent_launch", wg_pdl},
           {"gemm_warps_along_n", n},
           {"gemm_warps_along_n,programmatic_dependent_launch", n_pdl}};
 }

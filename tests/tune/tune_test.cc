@@ -205,7 +205,8 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
       {89, {"attention_tiles_per_warp=2", "gemm_warps_along_n"}},
       {90,
        {"attention_tiles_per_warp=2", "programmatic_dependent_launch",
-        "attention_tiles_per_warp=2,programmatic_dependent_launch", "gemm_warps_along_n",
+        "attention_tiles_per_warp=2,programmatic_dependent_launch", "attention_wgmma",
+        "attention_wgmma,programmatic_dependent_launch", "gemm_warps_along_n",
         "gemm_warps_along_n,programmatic_dependent_launch"}},
   };
   for (const auto& c : kCases) {
@@ -220,6 +221,8 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
           << name;
       EXPECT_EQ(options.gemm_warps_along_n,
                 name.find("gemm_warps_along_n") != std::string::npos)
+          << name;
+      EXPECT_EQ(options.attention_wgmma, name.find("attention_wgmma") != std::string::npos)
           << name;
     }
     EXPECT_EQ(names, c.names) << "sm " << c.sm;
