@@ -8,7 +8,8 @@ carried back as .carry/po/), with copies of ../shared/baselines/{harness,workloa
     PYTHONUNBUFFERED=1 python3 bench/gpu/bench_optimize.py [.carry/po]
 
 Each selected program (one or more kernels, f32 intermediates allocated per input set) is
-compiled with CuPy's RawKernel (NVRTC, the generated source unchanged), checked on two fresh
+compiled with NVRTC as prism's runtime compiles it (compile_kernel: sm_90a on an sm_90 device) and
+loaded with CuPy (the generated source unchanged), checked on two fresh
 random input sets against a float64 reference with every written tensor poisoned by NaN first,
 and handed to harness.run as the "library" implementation, so that it is timed in the same run,
 by the same code (CUDA graph over input sets rotated past L2, median of replays), as PyTorch
@@ -52,6 +53,55 @@ class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig
 
 
 _CUDA = None
+_NVRTC = None
+_CUBINS = {}
+
+
+def compile_kernel(src, function):
+    """`function` of the generated source `src`, compiled with NVRTC exactly as prism's runtime
+    compiles it (src/codegen/nvrtc.cc: --gpu-architecture=sm_<cc>, sm_90a on compute capability
+    9.0, where the attention_wgmma kernels need wgmma; -std=c++17 -default-device), loaded with
+    CuPy: a cupy RawKernel. One compilation per (source, architecture)."""
+    global _NVRTC
+    if _NVRTC is None:
+        for name in ("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                     "/usr/local/cuda/lib64/libnvrtc.so"):
+            try:
+                _NVRTC = ctypes.CDLL(name)
+                break
+            except OSError:
+                continue
+        if _NVRTC is None:
+            raise RuntimeError("libnvrtc not found")
+    cc = cupy.cuda.Device().compute_capability
+    arch = f"sm_{cc}" + ("a" if cc == "90" else "")
+    key = (src, arch)
+    path = _CUBINS.get(key)
+    if path is None:
+        prog = ctypes.c_void_p()
+        rc = _NVRTC.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"kernel.cu", 0, None, None)
+        if rc != 0:
+            raise RuntimeError(f"nvrtcCreateProgram: {rc}")
+        opts = [f"--gpu-architecture={arch}".encode(), b"-std=c++17", b"-default-device"]
+        rc = _NVRTC.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+        if rc != 0:
+            n = ctypes.c_size_t()
+            _NVRTC.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+            log = ctypes.create_string_buffer(n.value)
+            _NVRTC.nvrtcGetProgramLog(prog, log)
+            raise RuntimeError(f"NVRTC failed for {arch}:\n{log.value.decode(errors='replace')}")
+        n = ctypes.c_size_t()
+        _NVRTC.nvrtcGetCUBINSize(prog, ctypes.byref(n))
+        cubin = ctypes.create_string_buffer(n.value)
+        _NVRTC.nvrtcGetCUBIN(prog, cubin)
+        _NVRTC.nvrtcDestroyProgram(ctypes.byref(prog))
+        import hashlib, tempfile
+        path = os.path.join(tempfile.gettempdir(),
+                            f"prism_{hashlib.sha256(src.encode()).hexdigest()[:20]}_{arch}.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin.raw)
+        _CUBINS[key] = path
+    return cupy.RawModule(path=path).get_function(function)
 
 
 def launch_ex(fn, grid, block, smem, cluster, programmatic, ptrs, stream):
@@ -102,7 +152,7 @@ class Program:
         self.clusters = []
         shapes, written, read = {}, set(), set()
         for k in self.launch["kernels"]:
-            fn = cupy.RawKernel(src, k["function"], options=("-std=c++17",), backend="nvrtc")
+            fn = compile_kernel(src, k["function"])
             fn.max_dynamic_shared_size_bytes = k["dynamic_smem_bytes"]
             names = [a["tensor"] for a in k["args"]]
             for a in k["args"]:

@@ -42,7 +42,8 @@ if [ "$SET" = all ] || [ "$SET" = attention ]; then
   # positions; F walks each block's KV range in chunks of 4096/gz/F. A 7th field W sets
   # CodegenOptions::attention_tiles_per_warp (2: two row tiles per warp sharing K/V fragments),
   # an 8th P=1 attention_pipeline (software-pipelined loop, S >= 3), a 9th L=1
-  # attention_lazy_rescale, a 10th E=1 attention_exp_f16x2. ATT_B1 / ATT_B8 replace the lists.
+  # attention_lazy_rescale, a 10th E=1 attention_exp_f16x2, an 11th G=1 attention_wgmma (sm_90a).
+  # ATT_B1 / ATT_B8 replace the lists.
   B1="2,8,8,4,128,3 2,8,8,8,128,3 2,4,16,4,256,3 2,4,16,2,128,3,2 2,4,16,4,128,3,2
       2,8,8,8,128,4,0,1 2,8,8,4,128,4,0,1 2,4,16,4,128,4,2,1 2,4,16,2,128,4,2,1
       2,8,8,8,128,3,0,1 2,4,16,4,256,4,0,1 2,8,16,4,128,4,0,1"
@@ -55,19 +56,21 @@ if [ "$SET" = all ] || [ "$SET" = attention ]; then
     for bs in 1 8; do
       if [ $bs = 1 ]; then list=$B1; else list=$B8; fi
       for v in $list; do
-        IFS=, read -r gx gy gz f t s w pl lz ex <<<"$v"
+        IFS=, read -r gx gy gz f t s w pl lz ex wg <<<"$v"
         w=${w:-0}
         pl=${pl:-0}
         lz=${lz:-0}
         ex=${ex:-0}
+        wg=${wg:-0}
         name=${fx}_b${bs}_x${gx}_y${gy}_z${gz}_F${f}_T${t}_S${s}
         [ "$w" = 0 ] || name=${name}_W$w
         [ "$pl" = 0 ] || name=${name}_P
         [ "$lz" = 0 ] || name=${name}_L
         [ "$ex" = 0 ] || name=${name}_E
+        [ "$wg" = 0 ] || name=${name}_G
         mkdir -p .carry/gen/$name
         "$BUILD"/tests/codegen/codegen_emit $fx $bs gx=$gx,gy=$gy,gz=$gz,F=$f,T=$t,S=$s \
-          .carry/gen/$name "" $w $pl $lz $ex || { echo "skipped $name"; rmdir .carry/gen/$name; }
+          .carry/gen/$name "" $w $pl $lz $ex 0 0 $wg || { echo "skipped $name"; rmdir .carry/gen/$name; }
       done
     done
   done
