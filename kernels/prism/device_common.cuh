@@ -105,6 +105,25 @@ __device__ __forceinline__ int Sw128Offset(int rows, int r, int c) {
   return (c >> 6) * (rows * 128) + r * 128 + ((((c >> 3) & 7) ^ (r & 7)) << 4);
 }
 
+// Σ x² (f32) of the `cols` f16 elements from column c0 on (both multiples of 8) of row r of
+// such a tile of `rows` rows: the rms(Q) factors of the attention_wgmma kernels.
+__device__ __forceinline__ float SumSqRowSw128(const unsigned char* tile, int rows, int r, int c0,
+                                               int cols) {
+  float ss = 0.f;
+#pragma unroll
+  for (int c = c0; c < c0 + cols; c += 8) {
+    const uint4 w = *reinterpret_cast<const uint4*>(tile + Sw128Offset(rows, r, c));
+    const u32_t w4[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float a = F16ToF32(w4[j] & 0xffff), b = F16ToF32(w4[j] >> 16);
+      ss = fmaf(a, a, ss);
+      ss = fmaf(b, b, ss);
+    }
+  }
+  return ss;
+}
+
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // ---- warpgroup matrix multiply-accumulate (sm_90a) ------------------------------------------
 // Shared-memory writes of this thread (cp.async included) become visible to the async proxy

@@ -48,24 +48,35 @@ constexpr int64_t kPad = 8;  // f16 elements (16 bytes) of padding per shared ro
 // The inline-PTX wrapper of wgmma.mma_async m64n<n>k16 with f32 accumulators, A (f16) from
 // registers and B (f16) from shared memory by an MN-major descriptor (imm-trans-b = 1);
 // `accumulate` 0 overwrites d. Guarded so that several kernels of one source share it.
-std::string WgmmaHelper(int64_t n) {
+// `ss`: A (f16) from shared memory too, by a K-major descriptor (imm-trans-a = 0):
+// WgmmaM64N<n>K16SS(d, desc_a, desc_b, accumulate).
+std::string WgmmaHelper(int64_t n, bool ss) {
   const int64_t regs = n / 2;
+  const int64_t in = ss ? 2 : 5;  // operands after the accumulators: A (1 or 4), B, accumulate
+  const std::string name = absl::StrCat("WgmmaM64N", n, "K16", ss ? "SS" : "");
+  const std::string guard = absl::StrCat("PRISM_WGMMA_M64N", n, "K16", ss ? "_SS" : "");
   std::string s = absl::StrCat(
-      "#ifndef PRISM_WGMMA_M64N", n, "K16\n#define PRISM_WGMMA_M64N", n,
-      "K16\nnamespace prism_dev {\n__device__ __forceinline__ void WgmmaM64N", n,
-      "K16(float (&d)[", n / 8,
-      "][4], const u32_t (&a)[4], unsigned long long desc, int accumulate) {\n"
+      "#ifndef ", guard, "\n#define ", guard,
+      "\nnamespace prism_dev {\n__device__ __forceinline__ void ", name, "(float (&d)[", n / 8,
+      "][4], ",
+      ss ? "unsigned long long desc_a" : "const u32_t (&a)[4]",
+      ", unsigned long long desc, int accumulate) {\n"
       "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %",
-      regs + 5, ", 0;\\nwgmma.mma_async.sync.aligned.m64n", n, "k16.f32.f16.f16 {");
+      regs + in, ", 0;\\nwgmma.mma_async.sync.aligned.m64n", n, "k16.f32.f16.f16 {");
   for (int64_t i = 0; i < regs; ++i) absl::StrAppend(&s, i == 0 ? "" : ",", "%", i);
-  absl::StrAppend(&s, "}, {%", regs, ",%", regs + 1, ",%", regs + 2, ",%", regs + 3, "}, %",
-                  regs + 4, ", p, 1, 1, 1;\\n}\\n\"\n    : ");
+  if (ss) {
+    absl::StrAppend(&s, "}, %", regs, ", %", regs + 1, ", p, 1, 1, 0, 1;\\n}\\n\"\n    : ");
+  } else {
+    absl::StrAppend(&s, "}, {%", regs, ",%", regs + 1, ",%", regs + 2, ",%", regs + 3, "}, %",
+                    regs + 4, ", p, 1, 1, 1;\\n}\\n\"\n    : ");
+  }
   for (int64_t i = 0; i < regs; ++i) {
     absl::StrAppend(&s, i == 0 ? "" : ", ", "\"+f\"(d[", i / 4, "][", i % 4, "])");
   }
   absl::StrAppend(&s,
-                  "\n    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"l\"(desc), "
-                  "\"r\"(accumulate));\n}\n}  // namespace prism_dev\n#endif\n");
+                  ss ? "\n    : \"l\"(desc_a), "
+                     : "\n    : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), ",
+                  "\"l\"(desc), \"r\"(accumulate));\n}\n}  // namespace prism_dev\n#endif\n");
   return s;
 }
 
@@ -300,12 +311,13 @@ absl::Status AttentionGen::Analyze() {
     if (fused_ != nullptr) {
       return KernelErr("attention_wgmma and cluster_combine cannot be combined");
     }
-    // Measured wrong on the H200 (relative error 1.3 at gqa b=8, x16 y2 z8 F8 T256 S2,
-    // 2026-12-02) while every other wgmma variant matched float64: refused until understood.
-    if (lazy_) return KernelErr("attention_wgmma and attention_lazy_rescale cannot be combined");
     if (lw_ % 64 != 0 || lw_ > 256) {
       return Err(s_, absl::StrCat("attention_wgmma: the warpgroup's KV columns (", lc_, " / ",
                                   ws_, " = ", lw_, ") must be a multiple of 64, at most 256"));
+    }
+    if (d_ % 64 != 0) {
+      return Err(s_, absl::StrCat("attention_wgmma: the head dim ", d_,
+                                 " must be a multiple of 64 (whole 128-byte rows of Q)"));
     }
     if (dv_ % 64 != 0 || dv_ > 256) {
       return Err(ev_, absl::StrCat("attention_wgmma: the V tile's ", dv_,
@@ -347,7 +359,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   const int64_t stages = std::max<int64_t>(1, k_.stages);
   // wgmma: K and V unpadded in the 128-byte-swizzled layout (LoadTileSw128Async), the stages
   // 1024-byte aligned (the swizzle atom).
-  const int64_t qpitch = d_ + kPad, kpitch = wgmma_ ? lc_ : lc_ + kPad,
+  const int64_t qpitch = wgmma_ ? d_ : d_ + kPad, kpitch = wgmma_ ? lc_ : lc_ + kPad,
                 vpitch = wgmma_ ? dv_ : dv_ + kPad;
   const int64_t q_bytes = gt_ * mq_ * qpitch * 2;
   const int64_t vinv_off = q_bytes;
@@ -416,7 +428,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s,
                     "#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#error \"",
                     launch.function, ": attention_wgmma kernels need sm_90a (wgmma)\"\n#endif\n");
-    absl::StrAppend(&s, WgmmaHelper(lw_), lw_ == dv_ ? "" : WgmmaHelper(dv_));
+    absl::StrAppend(&s, WgmmaHelper(lw_, true), WgmmaHelper(dv_, false));
   }
   // Occupancy: with one row tile per warp and at most 32 score columns per warp the live
   // state fits in 128 registers without spills (NVRTC 13, sm_80/sm_90; 64 columns spill), so
@@ -451,7 +463,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   absl::StrAppend(&s, "  const int g = lane >> 2, t4 = lane & 3;\n");
   absl::StrAppend(&s, "  constexpr float kLog2e = 1.4426950408889634f;\n");
   absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
-  absl::StrAppend(&s, "  f16_t* qs = reinterpret_cast<f16_t*>(smem);\n");
+  if (!wgmma_) absl::StrAppend(&s, "  f16_t* qs = reinterpret_cast<f16_t*>(smem);\n");
   if (rms_v_ >= 0) {
     absl::StrAppend(&s, "  float* vinv = reinterpret_cast<float*>(smem + ", vinv_off,
                     ");  // rms(V) factor per KV row of the current chunk\n");
@@ -459,9 +471,15 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   // Q tile, once (its own cp.async group, committed before the K/V prologue).
   absl::StrAppend(&s, "#pragma unroll 1\n  for (int h = 0; h < ", gt_, "; ++h) {  // ",
                   OpLabel(k_, q_), "\n");
-  absl::StrAppend(&s, "    LoadTileAsync<", mq_, ", ", d_, ", ", k_.threads, ">(qs + h * ",
-                  mq_ * qpitch, ", ", qpitch, ", ", SlicePtr(q_, "h", false), ", ", qt.shape[2],
-                  "LL, tid);\n  }\n  CpAsyncCommit();\n");
+  if (wgmma_) {  // swizzled, K-major: the A operand of the score wgmma, by descriptor
+    absl::StrAppend(&s, "    LoadTileSw128Async<", mq_, ", ", d_, ", ", k_.threads,
+                    ">(smem + h * ", mq_ * qpitch * 2, ", ", SlicePtr(q_, "h", false), ", ",
+                    qt.shape[2], "LL, tid);\n  }\n  CpAsyncCommit();\n");
+  } else {
+    absl::StrAppend(&s, "    LoadTileAsync<", mq_, ", ", d_, ", ", k_.threads, ">(qs + h * ",
+                    mq_ * qpitch, ", ", qpitch, ", ", SlicePtr(q_, "h", false), ", ",
+                    qt.shape[2], "LL, tid);\n  }\n  CpAsyncCommit();\n");
+  }
   // K/V stage loads.
   absl::StrAppend(&s, "  auto load_stage = [&](int it, int stage) {\n");
   absl::StrAppend(&s, "    unsigned char* base = smem + ", stage_off, " + stage * ",
@@ -491,7 +509,9 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   absl::StrAppend(&s, "  const int tile0 = grp * ", tpw_, ", wh = tile0 / ", mph_,
                   ";  // wh: the warp's head\n");
   absl::StrAppend(&s, "  const int col0 = kv * ", lw_, ";  // this warp's columns of the chunk\n");
-  absl::StrAppend(&s, "  u32_t qf[", tpw_, "][", d_ / 16, "][4];  // Q A fragments\n");
+  if (!wgmma_) {
+    absl::StrAppend(&s, "  u32_t qf[", tpw_, "][", d_ / 16, "][4];  // Q A fragments\n");
+  }
   absl::StrAppend(&s, "  float o[", tpw_, "][", dv_ / 8,
                   "][4] = {};  // Σ P·V (scaled by exp(-m))\n");
   if (exp16_) {
@@ -510,6 +530,25 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   // Pieces of the loop body (emitted once or twice below).
   // Q fragments and rms(Q)'s row factors, once the Q group has landed.
   std::string qfrag;
+  if (wgmma_) {  // Q stays in shared memory; rms(Q)'s factors from its swizzled rows
+    if (rms_q_ >= 0) {
+      const ConcreteBlockOp& r = k_.ops[rms_q_];
+      const int64_t part = d_ / 4;  // the columns of each of the quad's 4 threads
+      absl::StrAppend(&qfrag, "      {  // ", OpLabel(k_, rms_q_),
+                      ": S rows scaled by 1/sqrt(mean(q²) + eps)\n");
+      absl::StrAppend(&qfrag, "        const unsigned char* qh = smem + wh * ", mq_ * d_ * 2,
+                      ";\n        const int r_lo = (tile0 % ", mph_, ") * 16 + g;\n");
+      absl::StrAppend(&qfrag, "        const float ssl = SumSqRowSw128(qh, ", mq_, ", r_lo, t4 * ",
+                      part, ", ", part, "), ssh = SumSqRowSw128(qh, ", mq_, ", r_lo + 8, t4 * ",
+                      part, ", ", part, ");\n");
+      for (const char* half : {"lo", "hi"}) {
+        absl::StrAppend(&qfrag, "        qsc_", half, "[0] = kLog2e / sqrtf(QuadSum(ss",
+                        half[0] == 'l' ? "l" : "h", ") / ", FloatLit(static_cast<double>(d_)),
+                        " + ", FloatLit(r.eps), ");\n");
+      }
+      absl::StrAppend(&qfrag, "      }\n");
+    }
+  } else {
   absl::StrAppend(&qfrag, "#pragma unroll\n      for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
   absl::StrAppend(&qfrag, "        const int m0 = ((tile0 + tp) % ", mph_, ") * 16;\n");
   absl::StrAppend(&qfrag, "        float ssl = 0.f, ssh = 0.f;\n");
@@ -529,6 +568,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&qfrag, "        (void)ssl; (void)ssh;\n");
   }
   absl::StrAppend(&qfrag, "      }\n");
+  }
   // rms(V)'s factor per KV row of the stage at `b` into `dst`, 16-byte reads (conflict-free
   // with the padded pitch). With fewer rows than threads, four (or two) threads share a row
   // when Dv allows (a quarter or half of the row each, summed by shuffles within the group;
@@ -604,9 +644,14 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       " (k16 step 0 overwrites)\n");
       absl::StrAppend(&c, "    {\n    const unsigned char* kb = ", b, " + wh * ", k_head,
                       " + (col0 / 64) * ", d_ * 128, ";\n");
+      // Q's [64, D] warpgroup tile, K-major: k16 step kc at byte (kc mod 4)·32 of its 128-byte
+      // rows, in column panel kc / 4 (LBO unused by the swizzled K-major layout).
+      absl::StrAppend(&c, "    const unsigned char* qb = smem + wh * ", mq_ * d_ * 2,
+                      " + ((tile0 & ~3) % ", mph_, ") * 16 * 128;\n");
       absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ", d_ / 16,
-                      "; ++kc) WgmmaM64N", lw_, "K16(", sc,
-                      "[0], qf[0][kc], WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
+                      "; ++kc) WgmmaM64N", lw_, "K16SS(", sc,
+                      "[0], WgmmaDescSw128(qb + (kc >> 2) * ", mq_ * 128,
+                      " + (kc & 3) * 32, 16, 1024), WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
                       ", 1024), kc);\n");
       absl::StrAppend(&c, "    WgmmaCommit();\n", wait ? "    WgmmaWait<0>();\n" : "", "    }\n");
       if (!wait) return c;
@@ -804,6 +849,14 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     "sn[tp][j][e];\n");
     absl::StrAppend(&s, "  }\n");
   } else {
+    if (wgmma_) {
+      // The Q fragments before the loop (the Q group was committed first), not in its first
+      // iteration: with fragments assigned only when it == 0, ptxas 13.0 reused their registers
+      // for P inside the loop in the lazy-rescale form (SASS of gqa b=8 x16 y2 z8 F8 T256 S2:
+      // P packed into R88-R103, the Q fragments of the next iteration's wgmma), a wrong result.
+      absl::StrAppend(&s, "  CpAsyncWait<kStages - 1>();  // the Q tile\n  __syncthreads();\n  {\n",
+                      qfrag, "  }\n");
+    }
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
     if (wgmma_) {  // the landed stage's cp.async writes made visible to wgmma's async proxy
       absl::StrAppend(
@@ -818,7 +871,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       absl::StrAppend(&s, PipelineIterationHead(stages));
     }
     absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
-    absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
+    if (!wgmma_) absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
     // rms(V)'s factors are written after the iteration's first barrier (every warp is done with
     // the previous chunk's) and read after a second one, placed after S = Q·K so that the
     // factor computation overlaps the score matmul.

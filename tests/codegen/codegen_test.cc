@@ -837,35 +837,40 @@ TEST(CodegenTest, AttentionWgmma) {
         "LoadTileSw128Async<64, 64, 256>(base + h * 8192, ",
         "LoadTileSw128Async<64, 64, 256>(base + 8192 + h * 8192, ",
         "    FenceProxyAsyncShared();\n    __syncthreads();",
-        "WgmmaM64N64K16(sc[0], qf[0][kc], WgmmaDescSw128(kb + kc * 2048, 8192, 1024), kc);",
+        "const unsigned char* qb = smem + wh * 16384 + ((tile0 & ~3) % 8) * 16 * 128;",
+        "WgmmaM64N64K16SS(sc[0], WgmmaDescSw128(qb + (kc >> 2) * 16384 + (kc & 3) * 32, 16, "
+        "1024), WgmmaDescSw128(kb + kc * 2048, 8192, 1024), kc);",
+        "LoadTileSw128Async<128, 64, 256>(smem + h * 16384, ",
         "WgmmaM64N64K16(o[0], a, WgmmaDescSw128(reinterpret_cast<const unsigned char*>(vs) + "
         "(col0 + kc * 16) * 128, 8192, 1024), 1);",
         "stored from the fragments"},
-       {"LoadBFragmentX4", "MmaM16N8K16(", "float* red ="},
-       128 * 72 * 2 + 2 * 2 * 64 * 64 * 2 + 1024},
+       {"LoadBFragmentX4", "MmaM16N8K16(", "float* red =", "qf[", "if (it == 0)"},
+       128 * 64 * 2 + 2 * 2 * 64 * 64 * 2 + 1024},
       // 128-column chunks: the m64n128k16 score wgmma, one block per SM.
       {{"gqa", "gqa", 8, false, "gx=16,gy=2,gz=4,F=8,T=256,S=3", 2},
        false,
        {"__launch_bounds__(256, 1)", "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "WgmmaM64N128K16(sc[0], "},
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "WgmmaM64N128K16SS(sc[0], "},
        {},
-       128 * 72 * 2 + 3 * 2 * 64 * 128 * 2 + 1024},
-      // rms(Q, V), two warpgroups along a 128-column chunk: rms(V)'s rows read through the
-      // swizzle, the warpgroups' partial sums through the reduction buffer.
+       128 * 64 * 2 + 3 * 2 * 64 * 128 * 2 + 1024},
+      // rms(Q, V), two warpgroups along a 128-column chunk: rms(Q)'s and rms(V)'s rows read
+      // through the swizzle, the warpgroups' partial sums through the reduction buffer.
       {{"qknorm_gqa", "qknorm_gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=256,S=3", 2},
        false,
        {"per-row factor, 2 threads per V row",
-        "Sw128Offset(128, r % 128, part * 32 + c)", "float* red = reinterpret_cast<float*>(smem "
-        "+ 10240)"},
+        "Sw128Offset(128, r % 128, part * 32 + c)",
+        "const float ssl = SumSqRowSw128(qh, 64, r_lo, t4 * 16, 16), ssh = SumSqRowSw128(qh, "
+        "64, r_lo + 8, t4 * 16, 16);",
+        "float* red = reinterpret_cast<float*>(smem + 9216)"},
        {"stored from the fragments"},
-       10240 + 3 * 2 * 128 * 64 * 2 + 1024},
+       9216 + 3 * 2 * 128 * 64 * 2 + 1024},
       // Pipelined: S of chunk i+1 issued, not waited, before the softmax of chunk i.
       {{"gqa", "gqa", 8, false, "gx=16,gy=2,gz=8,F=8,T=256,S=3", 2},
        true,
        {"CpAsyncWait<kStages - 3>();\n    FenceProxyAsyncShared();\n    __syncthreads();",
         "WgmmaFenceReg(sn[0][j][e]);", "__launch_bounds__(256, 1)"},
        {},
-       128 * 72 * 2 + 3 * 2 * 64 * 64 * 2 + 1024},
+       128 * 64 * 2 + 3 * 2 * 64 * 64 * 2 + 1024},
   };
   for (const WgmmaCase& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.program.fixture, " ", c.program.assignment));
@@ -890,7 +895,9 @@ TEST(CodegenTest, AttentionWgmma) {
     EXPECT_EQ(again.source, code.source);
     // Without the option the same instance uses the mma.sync template.
     absl::StatusOr<GeneratedCode> plain = GenerateCuda(p);
-    if (plain.ok()) EXPECT_EQ(kernels(plain->source).find("wgmma"), std::string::npos);
+    if (plain.ok()) {
+      EXPECT_EQ(kernels(plain->source).find("wgmma"), std::string::npos);
+    }
   }
 }
 
@@ -899,26 +906,23 @@ TEST(CodegenTest, AttentionWgmmaRefusals) {
   struct RefusalCase {
     const char* assignment;
     int tiles_per_warp;
-    bool lazy, cluster;
+    bool cluster;
     const char* message;
   };
   const RefusalCase cases[] = {
-      {"gx=16,gy=8,gz=8,F=8,T=128,S=2", 0, false, false,
+      {"gx=16,gy=8,gz=8,F=8,T=128,S=2", 0, false,
        "codegen: kernel partial_kv: attention_wgmma: 32 query rows per head are not a multiple "
        "of 64 (one warpgroup tile)"},
-      {"gx=16,gy=2,gz=8,F=8,T=128,S=2", 0, false, false,
+      {"gx=16,gy=2,gz=8,F=8,T=128,S=2", 0, false,
        "codegen: kernel partial_kv: attention_wgmma: 4 warps are not a multiple of 4 per "
        "64-row tile (2 tile(s))"},
-      {"gx=16,gy=2,gz=8,F=8,T=512,S=2", 0, false, false,
+      {"gx=16,gy=2,gz=8,F=8,T=512,S=2", 0, false,
        "codegen: kernel partial_kv, op S (matmul): attention_wgmma: the warpgroup's KV columns "
        "(64 / 2 = 32) must be a multiple of 64, at most 256"},
-      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 2, false, false,
+      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 2, false,
        "codegen: kernel partial_kv: attention_wgmma: one m16 row tile per warp "
        "(attention_tiles_per_warp 2)"},
-      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 0, true, false,
-       "codegen: kernel partial_kv: attention_wgmma and attention_lazy_rescale cannot be "
-       "combined"},
-      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 0, false, true,
+      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 0, true,
        "codegen: kernel partial_kv: attention_wgmma and cluster_combine cannot be combined"},
   };
   for (const RefusalCase& c : cases) {
@@ -927,11 +931,23 @@ TEST(CodegenTest, AttentionWgmmaRefusals) {
     CodegenOptions options;
     options.attention_wgmma = true;
     options.attention_tiles_per_warp = c.tiles_per_warp;
-    options.attention_lazy_rescale = c.lazy;
     options.cluster_combine = c.cluster;
     EXPECT_THAT(GenerateCuda(p, options),
                 StatusIs(absl::StatusCode::kUnimplemented, ::testing::Eq(c.message)));
   }
+  // A 32-wide head: Q's rows are not whole 128-byte swizzle rows.
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("gqa", {{"G", 2}, {"Lq", 64}, {"D", 32}, {"L", 512}}));
+  ASSERT_OK_AND_ASSIGN(
+      BlockProgram p,
+      Instantiate(f.graph, {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 4}, {"T", 128}, {"S", 2}}));
+  CodegenOptions options;
+  options.attention_wgmma = true;
+  EXPECT_THAT(GenerateCuda(p, options),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       ::testing::Eq("codegen: kernel partial_kv, op S (matmul): attention_wgmma: "
+                                     "the head dim 32 must be a multiple of 64 (whole 128-byte "
+                                     "rows of Q)")));
 }
 
 }  // namespace launch_options

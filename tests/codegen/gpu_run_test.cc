@@ -258,7 +258,7 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            // attention_wgmma: one warpgroup (64-column chunks), two warpgroups
                            // of 256-column wgmmas, two heads per block with two warpgroups per
                            // tile along the chunk (the reduction path), rms(Q, V) with one and
-                           // two threads per V row, and f16x2 exp + PDL.
+                           // two threads per V row, and lazy + f16x2 exp + PDL.
                            GpuCase{"gqa",
                                    {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                    {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
@@ -282,7 +282,13 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"gqa",
                                    {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                    {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 2}},
-                                   0, false, false, true, false, true, false, true},
+                                   0, false, true, true, false, true, false, true},
+                           // Lazy rescaling alone, at the shape whose first wgmma version
+                           // ptxas miscompiled (Q fragments in registers, reused for P).
+                           GpuCase{"gqa",
+                                   {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 8}, {"T", 256}, {"S", 2}},
+                                   0, false, true, false, false, false, false, true},
                            // attention_wgmma pipelined: S of chunk i+1 in flight during the
                            // softmax of chunk i (3 and 4 stages; rms(V) double-buffered).
                            GpuCase{"gqa",

@@ -196,6 +196,7 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
     int batch;
     Assignment assignment;
     int64_t max_regs;
+    bool lazy = false;  // CodegenOptions::attention_lazy_rescale
   };
   const auto a = AttentionAssignment;
   const Case cases[] = {
@@ -203,12 +204,14 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
       {"qknorm_gqa", 8, a(16, 2, 8, 8, 256, 3), 128},
       {"gqa", 8, a(16, 2, 4, 8, 256, 3), 255},  // m64n128k16 scores
       {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 4), 255},
+      {"gqa", 8, a(16, 2, 8, 8, 256, 2), 128, true},
   };
   for (const Case& c : cases) {
     std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
     for (const char* k : {"gx", "gy", "gz", "F", "T", "S"}) {
       label += std::string(" ") + k + "=" + std::to_string(c.assignment.at(k));
     }
+    if (c.lazy) label += " lazy";
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(
         fixtures::Fixture fx,
@@ -216,6 +219,7 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
     CodegenOptions options;
     options.attention_wgmma = true;
+    options.attention_lazy_rescale = c.lazy;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, 90));
     EXPECT_FALSE(r.cubin.empty());
