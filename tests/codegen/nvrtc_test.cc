@@ -109,6 +109,15 @@ Assignment AttentionAssignment(int64_t gx, int64_t gy, int64_t gz, int64_t f, in
   return Assignment{{"gx", gx}, {"gy", gy}, {"gz", gz}, {"F", f}, {"T", t}, {"S", s}};
 }
 
+// "<fixture> b=<batch> gx=.. gy=.. gz=.. F=.. T=.. S=.." (a trace label).
+std::string AttentionLabel(const char* fixture, int batch, const Assignment& a) {
+  std::string label = std::string(fixture) + " b=" + std::to_string(batch);
+  for (const char* k : {"gx", "gy", "gz", "F", "T", "S"}) {
+    label += std::string(" ") + k + "=" + std::to_string(a.at(k));
+  }
+  return label;
+}
+
 // Split-KV attention: the attention template (partial_kv) and the pointwise combine.
 struct AttentionAuditCase {
   const char* fixture;
@@ -140,10 +149,7 @@ TEST(NvrtcAuditTest, SplitKvAttentionCompilesForSm80AndSm90AndAudits) {
       {"qknorm_gqa", 8, a(16, 1, 8, 8, 256, 2), 0, false, true, true},
       {"qknorm_gqa", 1, a(2, 8, 16, 2, 128, 3), 0, true, false, true}};
   for (const AttentionAuditCase& c : cases) {
-    std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
-    for (const char* k : {"gx", "gy", "gz", "F", "T", "S"}) {
-      label += std::string(" ") + k + "=" + std::to_string(c.assignment.at(k));
-    }
+    std::string label = AttentionLabel(c.fixture, c.batch, c.assignment);
     if (c.tiles_per_warp != 0) label += " W=" + std::to_string(c.tiles_per_warp);
     if (c.pipeline) label += " pipelined";
     if (c.lazy) label += " lazy";
@@ -207,10 +213,7 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
       {"gqa", 8, a(16, 2, 8, 8, 256, 2), 128, true},
   };
   for (const Case& c : cases) {
-    std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
-    for (const char* k : {"gx", "gy", "gz", "F", "T", "S"}) {
-      label += std::string(" ") + k + "=" + std::to_string(c.assignment.at(k));
-    }
+    std::string label = AttentionLabel(c.fixture, c.batch, c.assignment);
     if (c.lazy) label += " lazy";
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(
