@@ -16,7 +16,7 @@ by the same code (CUDA graph over input sets rotated past L2, median of replays)
 eager and torch.compile (and max-autotune with MAX_AUTOTUNE=1). Writes $OUT/prism_optimize.json
 (harness rows) and $OUT/prism_optimize_check.json (f64 errors, selected instances).
 """
-import ctypes, json, math, os, sys, warnings
+import ctypes, hashlib, json, math, os, sys, tempfile, warnings
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 import numpy as np
@@ -95,7 +95,6 @@ def compile_kernel(src, function):
         cubin = ctypes.create_string_buffer(n.value)
         _NVRTC.nvrtcGetCUBIN(prog, cubin)
         _NVRTC.nvrtcDestroyProgram(ctypes.byref(prog))
-        import hashlib, tempfile
         path = os.path.join(tempfile.gettempdir(),
                             f"prism_{hashlib.sha256(src.encode()).hexdigest()[:20]}_{arch}.cubin")
         with open(path, "wb") as f:

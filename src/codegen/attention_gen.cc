@@ -858,18 +858,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       qfrag, "  }\n");
     }
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
-    if (wgmma_) {  // the landed stage's cp.async writes made visible to wgmma's async proxy
-      absl::StrAppend(
-          &s, stages == 1
-                  ? "    load_stage(it, 0);\n    CpAsyncCommit();\n    CpAsyncWait<0>();\n"
-                    "    FenceProxyAsyncShared();\n    __syncthreads();\n"
-                  : "    CpAsyncWait<kStages - 2>();\n    FenceProxyAsyncShared();\n"
-                    "    __syncthreads();\n"
-                    "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - "
-                    "1) % kStages);\n    CpAsyncCommit();\n");
-    } else {
-      absl::StrAppend(&s, PipelineIterationHead(stages));
-    }
+    // wgmma: the landed stage's cp.async writes made visible to its async proxy.
+    absl::StrAppend(&s, PipelineIterationHead(stages, /*fence_async_proxy=*/wgmma_));
     absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
     if (!wgmma_) absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
     // rms(V)'s factors are written after the iteration's first barrier (every warp is done with

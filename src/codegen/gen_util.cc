@@ -222,13 +222,17 @@ Template ChooseTemplate(const ConcreteBlockGraph& k) {
   return Template::kGemm;
 }
 
-std::string PipelineIterationHead(int64_t stages) {
+std::string PipelineIterationHead(int64_t stages, bool fence_async_proxy) {
+  const char* fence = fence_async_proxy ? "    FenceProxyAsyncShared();\n" : "";
   if (stages == 1) {
-    return "    load_stage(it, 0);\n    CpAsyncCommit();\n    CpAsyncWait<0>();\n    __syncthreads();\n";
+    return absl::StrCat("    load_stage(it, 0);\n    CpAsyncCommit();\n    CpAsyncWait<0>();\n",
+                        fence, "    __syncthreads();\n");
   }
-  return "    CpAsyncWait<kStages - 2>();\n    __syncthreads();\n"
-         "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - 1) % kStages);\n"
-         "    CpAsyncCommit();\n";
+  return absl::StrCat(
+      "    CpAsyncWait<kStages - 2>();\n", fence,
+      "    __syncthreads();\n"
+      "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - 1) % kStages);\n"
+      "    CpAsyncCommit();\n");
 }
 
 }  // namespace prism::codegen::internal

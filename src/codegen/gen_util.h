@@ -48,8 +48,10 @@ absl::StatusOr<std::string> DeviceElemType(const ConcreteTensor& t);
 // The head of one forloop iteration over an S-stage cp.async ring (`load_stage(iter, stage)`,
 // kStages and kF defined by the kernel): with one stage, load iteration `it` and wait for it;
 // else wait until iteration it's group is complete (at most S-2 pending), barrier (every warp
-// has finished it-1), and refill the stage of it-1 with iteration it+S-1.
-std::string PipelineIterationHead(int64_t stages);
+// has finished it-1), and refill the stage of it-1 with iteration it+S-1. With
+// `fence_async_proxy` each thread makes its landed cp.async writes visible to the async proxy
+// (FenceProxyAsyncShared) before the barrier: stages that wgmma reads by descriptor.
+std::string PipelineIterationHead(int64_t stages, bool fence_async_proxy = false);
 
 // The first statement of every kernel body: "  prism_dev::PdlPrologue();  // ...\n" with
 // options.programmatic_dependent_launch, else "".
