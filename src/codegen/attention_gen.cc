@@ -351,7 +351,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     for (const auto& [t, o] : fused_->tensors) keep.insert(t);
     PRISM_RETURN_IF_ERROR(KernelParams(p_, {&k_, &c}, keep, kname_, launch, params));
     launch.kernel = absl::StrCat(kname_, "+", p_.kernels[fused_->combine].name);
-    launch.cluster = {1, 1, fused_->cluster};
+    launch.cluster = fused_->ClusterDims();
   } else {
     PRISM_RETURN_IF_ERROR(KernelParams(p_, k_, kname_, launch, params));
   }

@@ -64,11 +64,14 @@ struct SumSqPlan {
 
 class KernelGen {
  public:
-  KernelGen(const BlockProgram& program, int kernel_index, const CodegenOptions& options)
+  // With `fused`, the combine kernel after this one is folded in (cluster_combine).
+  KernelGen(const BlockProgram& program, int kernel_index, const CodegenOptions& options,
+            const internal::FusedCombine* fused = nullptr)
       : p_(program),
         k_(program.kernels[kernel_index].block()),
         kname_(program.kernels[kernel_index].name),
-        options_(options) {}
+        options_(options),
+        fused_combine_(fused) {}
 
   absl::StatusOr<LaunchConfig> Generate(std::string& source);
 
@@ -86,11 +89,17 @@ class KernelGen {
   std::string ParamName(int tensor) const {
     return absl::StrCat("t_", Ident(p_.tensors[tensor].name));
   }
+  // The base pointer expression of output `o`'s stored tile and its row pitch: the tensor in
+  // global memory at the tile's origin, or (cluster_combine) the tile kept row-major in the
+  // fused region of shared memory.
+  std::pair<std::string, std::string> OutBase(int o) const;
 
   const BlockProgram& p_;
   const ConcreteBlockGraph& k_;
   std::string kname_;
   const CodegenOptions& options_;
+  const internal::FusedCombine* fused_combine_ = nullptr;
+  int64_t fused_off_ = 0;  // the fused region's byte offset in shared memory
 
   std::vector<LoopInput> inputs_;
   std::map<int, int> input_index_;  // op → inputs_ index
@@ -530,16 +539,38 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   }
   launch.reduction_bytes = red;
   launch.dynamic_smem_bytes = std::max(stages * launch.stage_bytes, red);
+  if (fused_combine_ != nullptr) {
+    // The kept partial tiles after the stages and the reduction buffer (no aliasing: no
+    // barrier is needed before the tiles are written).
+    fused_off_ = (launch.dynamic_smem_bytes + 15) / 16 * 16;
+    launch.dynamic_smem_bytes = fused_off_ + fused_combine_->bytes;
+  }
   if (launch.dynamic_smem_bytes > options_.max_dynamic_smem_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "codegen: kernel ", kname_, " needs ", launch.dynamic_smem_bytes,
         " bytes of shared memory (", stages, " stages of ", launch.stage_bytes,
-        " B, reduction buffer ", red, " B), over the limit of ", options_.max_dynamic_smem_bytes));
+        " B, reduction buffer ", red, " B", fused_combine_ != nullptr ? absl::StrCat(
+        ", kept partial tiles ", fused_combine_->bytes, " B") : std::string(),
+        "), over the limit of ", options_.max_dynamic_smem_bytes));
   }
 
-  // Arguments: every tensor an input or output op touches, by tensor index.
+  // Arguments: every tensor an input or output op touches, by tensor index (with a folded
+  // combine kernel: the union of both kernels' tensors but the kept partial tiles).
   std::string params;
-  PRISM_RETURN_IF_ERROR(internal::KernelParams(p_, k_, kname_, launch, params));
+  std::string tail;  // the folded combine kernel (cluster_combine)
+  if (fused_combine_ != nullptr) {
+    const ConcreteBlockGraph& c = p_.kernels[fused_combine_->combine].block();
+    std::set<int> keep;
+    for (const auto& [t, o] : fused_combine_->tensors) keep.insert(t);
+    PRISM_RETURN_IF_ERROR(internal::KernelParams(p_, {&k_, &c}, keep, kname_, launch, params));
+    launch.kernel = absl::StrCat(kname_, "+", p_.kernels[fused_combine_->combine].name);
+    launch.cluster = fused_combine_->ClusterDims();
+    PRISM_ASSIGN_OR_RETURN(tail, internal::GenerateCombineTail(
+                                     p_, *fused_combine_, k_.threads,
+                                     absl::StrCat("smem + ", fused_off_), options_));
+  } else {
+    PRISM_RETURN_IF_ERROR(internal::KernelParams(p_, k_, kname_, launch, params));
+  }
 
   // Direct stores: with one warp along K every warp holds whole sums for its columns, so when
   // every output stores an accumulator as it is (a split family's partial results), each
@@ -564,6 +595,15 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                   " stage(s); matmul tile ", mt_, "x", nt_, "x", kt_, " (", mtiles_,
                   " m16 tile(s)); warps ", wk_, " along K x ", wn_, " along N",
                   direct ? "; fragments stored directly" : "", "\n");
+  if (fused_combine_ != nullptr) {
+    const std::array<int64_t, 3> d = fused_combine_->ClusterDims();
+    absl::StrAppend(&s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error \"",
+                    launch.function,
+                    ": cluster_combine kernels need sm_90 or newer (thread block clusters)\"\n"
+                    "#endif\n// launched as clusters of (", d[0], ", ", d[1], ", ", d[2],
+                    ") blocks; kernel ", p_.kernels[fused_combine_->combine].name,
+                    " folded in\n");
+  }
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ") ",
                   launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, "  using namespace prism_dev;\n");
@@ -725,10 +765,9 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       auto val = [&](const std::string& x) {
         return f32_out ? x : absl::StrCat("F32ToF16(", x, ")");
       };
-      const std::string ld = absl::StrCat(t.shape[1], "LL");
+      const auto [base, ld] = OutBase(o);
       absl::StrAppend(&s, "    {  // ", OpLabel(o), " → ", t.name, "\n    ",
-                      f32_out ? "float" : "f16_t", "* out = ", ParamName(op.tensor), " + (",
-                      TileOrigin(o, 0, false), ") * ", ld, " + ", TileOrigin(o, 1, false), ";\n");
+                      f32_out ? "float" : "f16_t", "* out = ", base, ";\n");
       // Rows past the tile's M (the m16 tiles' padding) are not stored.
       const bool partial_rows = mt_ % kMmaM != 0;
       auto guard = [&](const std::string& row) {
@@ -762,7 +801,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                       "out[(long long)r * ", ld, "] = ", val("lo"), ";\n        ", guard("r + 8"),
                       "out[(long long)(r + 8) * ", ld, "] = ", val("hi"), ";\n      }\n    }\n    }\n");
     }
-    absl::StrAppend(&s, "    (void)g; (void)t;\n  }\n}\n");
+    absl::StrAppend(&s, "    (void)g; (void)t;\n  }\n", tail, "}\n");
     source += s;
     return launch;
   }
@@ -811,21 +850,35 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     const std::string v = ElementExpr(op.operands[0], op.tile);
     absl::StrAppend(&s, "  {  // ", OpLabel(o), " → ", t.name, "\n");
     const bool f32_out = t.dtype == DType::kF32;
-    absl::StrAppend(&s, "    ", f32_out ? "float" : "f16_t", "* out = ", ParamName(op.tensor),
-                    " + (", TileOrigin(o, 0, false),
-                    ") * ", t.shape[1], "LL + ", TileOrigin(o, 1, false), ";\n");
+    const auto [base, ld] = OutBase(o);
+    absl::StrAppend(&s, "    ", f32_out ? "float" : "f16_t", "* out = ", base, ";\n");
     absl::StrAppend(&s, "    for (int e = tid; e < ", op.tile[0] * op.tile[1],
                     "; e += ", k_.threads, ") {\n");
     absl::StrAppend(&s, "      const int m = e / ", op.tile[1], ", n = e % ", op.tile[1],
                     ";\n      (void)m; (void)n;\n");
     absl::StrAppend(&s, body_);
-    absl::StrAppend(&s, "      out[(long long)m * ", t.shape[1], "LL + n] = ",
+    absl::StrAppend(&s, "      out[(long long)m * ", ld, " + n] = ",
                     f32_out ? v : absl::StrCat("F32ToF16(", v, ")"), ";\n");
     absl::StrAppend(&s, "    }\n  }\n");
   }
-  absl::StrAppend(&s, "}\n");
+  absl::StrAppend(&s, tail, "}\n");
   source += s;
   return launch;
+}
+
+std::pair<std::string, std::string> KernelGen::OutBase(int o) const {
+  const ConcreteBlockOp& op = k_.ops[o];
+  const ConcreteTensor& t = p_.tensors[op.tensor];
+  const bool f32 = t.dtype == DType::kF32;
+  if (fused_combine_ != nullptr && fused_combine_->tensors.count(op.tensor)) {
+    return {absl::StrCat("reinterpret_cast<", f32 ? "float" : "f16_t", "*>(smem + ",
+                         fused_off_ + fused_combine_->offset.at(op.tensor), ")"),
+            absl::StrCat(op.tile[1], "LL")};
+  }
+  const std::string ld = absl::StrCat(t.shape[1], "LL");
+  return {absl::StrCat(ParamName(op.tensor), " + (", TileOrigin(o, 0, false), ") * ", ld, " + ",
+                       TileOrigin(o, 1, false)),
+          ld};
 }
 
 std::string LaunchJson(const BlockProgram& p, const std::vector<LaunchConfig>& launches) {
@@ -983,6 +1036,18 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
         break;
       }
       case internal::Template::kGemm: {
+        if (options.cluster_combine && i + 1 < static_cast<int>(program.kernels.size())) {
+          absl::StatusOr<internal::FusedCombine> f = internal::MatchClusterCombine(program, i);
+          if (f.ok()) {
+            KernelGen gen(program, i, options, &*f);
+            PRISM_ASSIGN_OR_RETURN(l, gen.Generate(kernels));
+            out.launches.push_back(std::move(l));
+            ++fused_pairs;
+            ++i;  // the combine kernel is part of this one
+            continue;
+          }
+          if (no_fusion.empty()) no_fusion = std::string(f.status().message());
+        }
         KernelGen gen(program, i, options);
         PRISM_ASSIGN_OR_RETURN(l, gen.Generate(kernels));
         break;
@@ -995,7 +1060,8 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
     return absl::UnimplementedError(
         no_fusion.empty()
             ? absl::StrCat("codegen: cluster_combine: program ", program.name,
-                           " has no split-KV attention kernel followed by a combine kernel")
+                           " has no split-KV attention or split-K GEMM kernel followed by a "
+                           "combine kernel")
             : no_fusion);
   }
   absl::StrAppend(&out.source, "// Generated by prism codegen from block program '", program.name,

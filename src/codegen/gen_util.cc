@@ -129,37 +129,47 @@ absl::StatusOr<FusedCombine> MatchClusterCombine(const BlockProgram& p, int prod
   }
   const ConcreteBlockGraph& a = p.kernels[producer].block();
   const ConcreteBlockGraph& b = p.kernels[combine].block();
-  if (ChooseTemplate(a) != Template::kAttention) {
-    return fail("the producer is not a split-KV attention kernel");
+  const Template producer_template = ChooseTemplate(a);
+  if (producer_template == Template::kPointwise) {
+    return fail("the producer is not a split-KV attention or split-K GEMM kernel");
   }
   if (ChooseTemplate(b) != Template::kPointwise) {
     return fail("the second kernel is not a pointwise combine kernel");
   }
-  const int64_t gz = a.grid[2];
-  if (gz < 2 || gz > 16) {
-    return fail(absl::StrCat("the producer's grid z (", gz,
+  // The split axis: z for attention (split-KV), and for a GEMM with a grid z; else y (the
+  // search's split-K GEMM forms: grid (g, s, 1)).
+  const int axis = producer_template == Template::kAttention || a.grid[2] > 1 ? 2 : 1;
+  const char axis_name = axis == 2 ? 'z' : 'y';
+  const int64_t gs = a.grid[axis];
+  if (gs < 2 || gs > 16) {
+    return fail(absl::StrCat("the producer's grid ", std::string(1, axis_name), " (", gs,
                              ") is not a cluster size in [2, 16]"));
   }
-  if (b.grid[0] != a.grid[0] || b.grid[1] != a.grid[1] || b.grid[2] != 1) {
+  std::array<int64_t, 3> want = a.grid;
+  want[axis] = 1;
+  if (b.grid != want) {
     return fail(absl::StrCat("the combine grid (", b.grid[0], ", ", b.grid[1], ", ", b.grid[2],
-                             ") is not the producer's (", a.grid[0], ", ", a.grid[1], ", 1)"));
+                             ") is not the producer's (", want[0], ", ", want[1], ", ", want[2],
+                             ")"));
   }
-  if (b.forloop != gz) {
-    return fail(absl::StrCat("the combine forloop (", b.forloop,
-                             ") does not walk the producer's ", gz, " z blocks"));
+  if (b.forloop != gs) {
+    return fail(absl::StrCat("the combine forloop (", b.forloop, ") does not walk the producer's ",
+                             gs, " ", std::string(1, axis_name), " blocks"));
   }
   FusedCombine f;
   f.producer = producer;
   f.combine = combine;
-  f.cluster = gz;
+  f.axis = axis;
+  f.cluster = gs;
   for (int i = 0; i < static_cast<int>(a.ops.size()); ++i) {
     const ConcreteBlockOp& op = a.ops[i];
     if (op.kind != BlockOpKind::kOutput) continue;
     if (!f.tensors.emplace(op.tensor, i).second) {
       return fail(absl::StrCat("tensor ", p.tensors[op.tensor].name, " is written twice"));
     }
-    if (op.map[2] == kReplicate) {
-      return fail(absl::StrCat("output ", OpLabel(a, i), " is not partitioned by grid z"));
+    if (op.map[axis] == kReplicate) {
+      return fail(absl::StrCat("output ", OpLabel(a, i), " is not partitioned by grid ",
+                               std::string(1, axis_name)));
     }
   }
   for (int t : p.outputs) {
@@ -184,12 +194,15 @@ absl::StatusOr<FusedCombine> MatchClusterCombine(const BlockProgram& p, int prod
     }
     if (op.kind != BlockOpKind::kInput || !f.tensors.count(op.tensor)) continue;
     const ConcreteBlockOp& w = a.ops[f.tensors.at(op.tensor)];
-    const bool same = op.phase == Phase::kLoop && op.tile == w.tile && op.fmap == w.map[2] &&
-                      op.map[0] == w.map[0] && op.map[1] == w.map[1] && op.map[2] == kReplicate;
+    bool same = op.phase == Phase::kLoop && op.tile == w.tile && op.fmap == w.map[axis] &&
+                op.map[axis] == kReplicate;
+    for (int d = 0; d < 3; ++d) {
+      if (d != axis && op.map[d] != w.map[d]) same = false;
+    }
     if (!same) {
       return fail(absl::StrCat("input ", OpLabel(b, i), " does not read ",
                                p.tensors[op.tensor].name,
-                               " tile by tile as the producer writes it (iteration i = block z)"));
+                               absl::StrCat(" tile by tile as the producer writes it (iteration i = block ", std::string(1, axis_name), ")")));
     }
     read.insert(op.tensor);
   }

@@ -72,11 +72,19 @@ absl::Status KernelParams(const BlockProgram& p, const std::vector<const Concret
                           LaunchConfig& launch, std::string& params);
 
 // A pointwise combine kernel folded into the kernel before it (CodegenOptions::cluster_combine):
-// the producer's gz blocks along z form one cluster; the partial tiles it would store stay in
-// its shared memory, and the cluster evaluates the combine's elements reading them there.
+// the producer's blocks along its split axis (z for split-KV attention, y for the split-K GEMM
+// forms) form one cluster; the partial tiles it would store stay in its shared memory, and the
+// cluster evaluates the combine's elements reading them there.
 struct FusedCombine {
   int producer = -1, combine = -1;  // kernel indices (combine = producer + 1)
-  int64_t cluster = 1;              // the producer's grid z: blocks per cluster (1, 1, gz)
+  int axis = 2;                     // the split grid axis: 2 (z) or 1 (y)
+  int64_t cluster = 1;              // the producer's grid along `axis`: blocks per cluster
+  // The cluster dims: `cluster` along `axis`, 1 elsewhere.
+  std::array<int64_t, 3> ClusterDims() const {
+    std::array<int64_t, 3> d = {1, 1, 1};
+    d[axis] = cluster;
+    return d;
+  }
   // Tensor → the producer's output op that writes it (every output of the producer).
   std::map<int, int> tensors;
   // Tensor → byte offset of its tile (row-major, the output op's tile) in the fused region.
@@ -92,7 +100,7 @@ absl::StatusOr<FusedCombine> MatchClusterCombine(const BlockProgram& p, int prod
 // The code, placed at the end of the producer's body (every producer output already written to
 // its tile at `region` + offset, a `unsigned char*` shared-memory expression), that syncs the
 // cluster, evaluates the combine kernel's elements of graph block (blockIdx.x, blockIdx.y, 0)
-// spread over the cluster's ranks (`threads` per block) and syncs again. Unimplemented when the
+// (axis z) or (blockIdx.x, 0, blockIdx.z) (axis y) spread over the cluster's ranks (`threads` per block) and syncs again. Unimplemented when the
 // combine kernel uses anything beyond inputs, elementwise ops, inv_rms and acc_sum.
 absl::StatusOr<std::string> GenerateCombineTail(const BlockProgram& p, const FusedCombine& f,
                                                 int64_t threads, const std::string& region,

@@ -590,13 +590,15 @@ absl::StatusOr<std::string> PointwiseGen::Tail(const FusedCombine& f, int64_t th
   fused_ = &f;
   std::string s;
   absl::StrAppend(&s, "  // kernel ", kname_, " folded in (cluster_combine): the cluster's ",
-                  f.cluster, " blocks evaluate the elements of combine block (x, y, 0), rank r from r·",
+                  f.cluster, " blocks evaluate the elements of combine block ",
+                  f.axis == 2 ? "(x, y, 0)" : "(x, 0, z)", ", rank r from r·",
                   threads, " + t in steps of ", f.cluster * threads,
                   ", partial i read from rank i's shared memory\n");
   absl::StrAppend(&s, "  ClusterSync();  // every rank's partial tiles are written\n  {\n");
   absl::StrAppend(&s, "    constexpr int kF = ", k_.forloop, ";\n");
-  absl::StrAppend(&s, "    const long long bx = blockIdx.x, by = blockIdx.y, bz = 0;\n"
-                      "    (void)bx; (void)by; (void)bz;\n");
+  absl::StrAppend(&s, f.axis == 2 ? "    const long long bx = blockIdx.x, by = blockIdx.y, bz = 0;\n"
+                                   : "    const long long bx = blockIdx.x, by = 0, bz = blockIdx.z;\n",
+                  "    (void)bx; (void)by; (void)bz;\n");
   absl::StrAppend(&s, "    const int first = static_cast<int>(ClusterRank()) * ", threads,
                   " + threadIdx.x;\n");
   absl::StrAppend(&s, "    u32_t rb[kF];  // each rank's fused region (shared::cluster)\n    {\n"

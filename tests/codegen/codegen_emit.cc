@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX "
-                 "[TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA]]]]]]]]\n");
+                 "[TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA [WARPS_ALONG_N]]]]]]]]]\n");
     return 2;
   }
   int batch = 0;
@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   if (argc > 10) opts.cluster_combine = std::string(argv[10]) == "1";
   if (argc > 11) opts.programmatic_dependent_launch = std::string(argv[11]) == "1";
   if (argc > 12) opts.attention_wgmma = std::string(argv[12]) == "1";
+  if (argc > 13) opts.gemm_warps_along_n = std::string(argv[13]) == "1";
   absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*p, opts);
   if (!code.ok()) {
     std::fprintf(stderr, "%s\n", code.status().ToString().c_str());

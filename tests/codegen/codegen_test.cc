@@ -790,6 +790,65 @@ TEST(CodegenTest, ClusterCombine) {
   }
 }
 
+// cluster_combine on the search's split-K GEMM forms (grid (g, s, 1), the combine's forloop
+// over s): one launch in clusters of (1, s, 1); the partial tiles (and rmsnorm's Σx²) kept
+// row-major after the stages, written straight from the fragments (warps along N) or through
+// the reduction buffer; the combine's elements of block (x, 0, 0) spread over the ranks.
+TEST(CodegenTest, ClusterCombineSplitKGemm) {
+  struct GemmClusterCase {
+    ProgramCase program;
+    bool warps_n;
+    int64_t s;
+    std::vector<std::string> args;
+    std::vector<std::string> present;
+  };
+  const GemmClusterCase cases[] = {
+      {{"rmsnorm_linear_split", "rmsnorm_linear", 8, true, "g=32,s=4,F=16,T=128,S=4", 2}, true, 4,
+       {"X", "W", "Y"},
+       {"float* out = reinterpret_cast<float*>(smem + 111616);",
+        "out[(long long)r * 192LL + c] = acc2[mt][nt][0];",
+        "const float v2 = LdClusterF32(rb[it] + 12288u + static_cast<u32_t>(i0 * 1) * 4u);",
+        "const long long bx = blockIdx.x, by = 0, bz = blockIdx.z;",
+        "evaluate the elements of combine block (x, 0, z)"}},
+      {{"lora_splitk", "lora", 1, true, "g=16,s=8,F=8,T=128,S=3", 2}, true, 8,
+       {"X", "W", "A", "B", "Y"},
+       {"launched as clusters of (1, 8, 1) blocks; kernel k1 folded in"}},
+      {{"gated_mlp_splitk", "gated_mlp", 8, true, "g=32,s=4,F=16,T=128,S=4", 2}, false, 4,
+       {"X", "A", "B", "Y"},
+       {"for (int e = first; e < 1024; e += 512) {", "prism_dev::Silu("}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.program.fixture);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    CodegenOptions plain_options;
+    plain_options.gemm_warps_along_n = c.warps_n;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(p, plain_options));
+    CodegenOptions options = plain_options;
+    options.cluster_combine = true;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    ASSERT_EQ(plain.launches.size(), 2u);
+    ASSERT_EQ(code.launches.size(), 1u);
+    const LaunchConfig& l = code.launches[0];
+    EXPECT_EQ(l.kernel, "k0+k1");
+    EXPECT_EQ(l.grid, plain.launches[0].grid);
+    EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, c.s, 1}));
+    std::vector<std::string> args;
+    for (int t : l.args) args.push_back(p.tensors[t].name);
+    EXPECT_EQ(args, c.args);
+    EXPECT_GT(l.dynamic_smem_bytes, plain.launches[0].dynamic_smem_bytes);
+    EXPECT_EQ(Count(code.source, "  ClusterSync();"), 2);
+    EXPECT_THAT(code.source, HasSubstr("cluster_combine kernels need sm_90 or newer"));
+    for (const std::string& line : c.present) EXPECT_THAT(code.source, HasSubstr(line));
+    EXPECT_EQ(code.source.find("t_P0"), std::string::npos);
+    EXPECT_EQ(code.source.find("t_P1"), std::string::npos);
+    const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+    EXPECT_EQ(j["kernels"][0]["cluster"], nlohmann::json::array({1, c.s, 1}));
+    EXPECT_THAT(code.host_header, HasSubstr("attr[0].val.clusterDim.y = " + std::to_string(c.s)));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+    EXPECT_EQ(again.source, code.source);  // deterministic
+  }
+}
+
 // What cluster_combine refuses, by exact message.
 TEST(CodegenTest, ClusterCombineRefusals) {
   struct RefusalCase {
@@ -798,8 +857,14 @@ TEST(CodegenTest, ClusterCombineRefusals) {
   };
   const RefusalCase cases[] = {
       {{"lora", "lora", 1, false, "g=32,F=32,T=128,S=2", 1},
-       "codegen: cluster_combine: program lora has no split-KV attention kernel followed by a "
-       "combine kernel"},
+       "codegen: cluster_combine: program lora has no split-KV attention or split-K GEMM kernel "
+       "followed by a combine kernel"},
+      {{"rmsnorm_linear_split", "rmsnorm_linear", 8, true, "g=32,s=32,F=2,T=128,S=2", 2},
+       "codegen: cluster_combine: kernels k0, k1: the producer's grid y (32) is not a cluster "
+       "size in [2, 16]"},
+      {{"lora_splitk", "lora", 1, true, "g=32,s=1,F=32,T=128,S=2", 2},
+       "codegen: cluster_combine: kernels k0, k1: the producer's grid y (1) is not a cluster "
+       "size in [2, 16]"},
       {{"gqa", "gqa", 1, false, "gx=2,gy=4,gz=32,F=1,T=128,S=1", 2},
        "codegen: cluster_combine: kernels partial_kv, combine: the producer's grid z (32) is not "
        "a cluster size in [2, 16]"},

@@ -192,6 +192,25 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"M", 16}, {"K", 1024}, {"N", 768}},
                                    {{"g", 4}, {"s", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
                                    0, false, false, false, false, true},
+                           // cluster_combine on split-K GEMMs (clusters along y): direct
+                           // fragment stores into the kept tiles (rms, PDL), the reduction
+                           // path (two warps along K), lora's chained matmul, gated_mlp.
+                           GpuCase{"rmsnorm_linear_split",
+                                   {{"M", 16}, {"K", 1024}, {"N", 768}},
+                                   {{"g", 4}, {"s", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, true, true, true},
+                           GpuCase{"rmsnorm_linear_split",
+                                   {{"M", 2}, {"K", 2048}, {"N", 384}},
+                                   {{"g", 2}, {"s", 8}, {"F", 2}, {"T", 256}, {"S", 2}},
+                                   0, false, false, false, true},
+                           GpuCase{"lora_splitk",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, true, false, true},
+                           GpuCase{"gated_mlp_splitk",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, true},
                            // Warps along N (gemm_warps_along_n): 4 x 12 n8 tiles with Σx²
                            // summed by the wn = 0 warps; 2 along K x 8 along N; one-kernel
                            // lora and gated_mlp.

@@ -386,6 +386,15 @@ TEST(NvrtcAuditTest, LaunchOptionsCompile) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("prism_gqa_partial_kv: cluster_combine kernels need sm_90 or "
                                  "newer (thread block clusters)")));
+  // The split-K GEMM form folded the same way (clusters along y).
+  ASSERT_OK_AND_ASSIGN(GeneratedCode lora_fused, GenerateCuda(lora, cluster));
+  ASSERT_OK_AND_ASSIGN(NvrtcResult l90, CompileWithNvrtc(lora_fused.source, 90));
+  ASSERT_EQ(l90.kernels.size(), 1u) << l90.log;
+  EXPECT_EQ(l90.kernels[0].spill_store_bytes, 0) << l90.log;
+  EXPECT_THAT(CompileWithNvrtc(lora_fused.source, 80),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("prism_lora_splitk_k0: cluster_combine kernels need sm_90 or "
+                                 "newer (thread block clusters)")));
 }
 
 }  // namespace

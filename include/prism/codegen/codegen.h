@@ -97,21 +97,25 @@ struct CodegenOptions {
   // tile per warp and no cluster_combine; else Unimplemented naming the unmet condition. The
   // generated source #errors unless compiled for sm_90a (CompileWithNvrtc(…, 90) does).
   bool attention_wgmma = false;
-  // sm_90 only: fold the pointwise combine kernel of a split form into the kernel before it
-  // (the attention template's split-KV partial kernel), one thread block cluster (1, 1, gz)
-  // per combine block. The gz blocks of a cluster keep their partial-result tiles in shared
-  // memory instead of storing them, meet at a cluster barrier, then evaluate the combine
-  // kernel's elements for their (x, y) together — rank r takes elements r·T + t, r·T + t +
-  // gz·T, ... — reading partial z from block z's shared memory (distributed shared memory),
-  // adding in the same iteration order as the combine kernel (so the output is bit-identical
-  // to the two-kernel program's), and meet again before exiting. One kernel and no partial
-  // tensors in global memory. Applies to a pair (k, k+1) when: k uses the attention template,
-  // k+1 the pointwise one without rms; k+1's grid is (k.gx, k.gy, 1) and its forloop walks
-  // k.gz ∈ [2, 16] partial groups; every k+1 input written by k is read as k wrote it (same
-  // tile; the same grid axes on the same dims; the forloop on the dim of k's z axis) and is
-  // used by no other kernel or output. gz > 8 needs the driver's non-portable cluster sizes
+  // sm_90 only: fold the pointwise combine kernel of a split form into the kernel before it,
+  // one thread block cluster per combine block, along the producer's split axis: z for the
+  // attention template's split-KV partial kernel (clusters (1, 1, gz)), y for the GEMM
+  // template's split-K forms (grid (g, s, 1); clusters (1, s, 1)). The blocks of a cluster keep
+  // their partial-result tiles in shared memory instead of storing them, meet at a cluster
+  // barrier, then evaluate the combine kernel's elements of their combine block together —
+  // rank r takes elements r·T + t, r·T + t + c·T, ... (c blocks per cluster) — reading partial
+  // i from rank i's shared memory (distributed shared memory), adding in the same iteration
+  // order as the combine kernel (so the output is bit-identical to the two-kernel program's),
+  // and meet again before exiting. One kernel and no partial tensors in global memory. Applies
+  // to a pair (k, k+1) when: k uses the attention or GEMM template, k+1 the pointwise one
+  // without rms; k+1's grid is k's with the split axis set to 1 and its forloop walks k's
+  // c ∈ [2, 16] blocks along that axis; every k+1 input written by k is read as k wrote it (same
+  // tile; the same grid axes on the same dims; the forloop on the dim of k's split axis) and
+  // is used by no other kernel or output. c > 8 needs the driver's non-portable cluster sizes
   // (the runtime and host.h ask for them). No pair qualifies → Unimplemented with the reason
   // for the first candidate pair. The generated source compiles only for sm_90 and newer.
+  // Measured slower than the two kernels on the H200 (docs/codegen.md); the tuner does not try
+  // it.
   bool cluster_combine = false;
   // sm_90: programmatic dependent launch. Every kernel starts with
   // griddepcontrol.launch_dependents (the next kernel in the stream may be scheduled now) and
