@@ -1,0 +1,54 @@
+"""A/B timing of generated programs of any workload, without the baselines.
+
+Run on the GPU machine from the repository root, with folders
+.carry/var/<workload>_b<batch>__<tag>/{kernel.cu,launch.json} (codegen_emit outputs; the split
+fixtures' tensors carry the workloads' input names) and copies of
+../shared/baselines/{harness,workloads}.py in .carry/:
+
+    PYTHONUNBUFFERED=1 python3 bench/gpu/bench_variants.py [.carry/var]
+
+Each program is compiled and launched exactly as bench_optimize.py does (NVRTC, sm_90a; clusters
+and programmatic dependent launch from launch.json), checked against the float64 reference, and
+timed with harness.graph_us (one CUDA graph over input sets rotated past L2, median of
+replays). Prints µs per call per variant; writes $OUT/prism_variants.json.
+"""
+import glob, json, os, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_optimize import CARRY, INPUTS, Program, check, harness, workloads  # noqa: E402
+import torch  # noqa: E402
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(CARRY, "var")
+    rows = []
+    for w in workloads.suite():
+        folders = sorted(glob.glob(os.path.join(root, f"{w['name']}_b{w['bs']}__*")))
+        if not folders:
+            continue
+        torch.manual_seed(0)
+        sets = harness.input_sets(w["make"], w["bytes"])
+        for folder in folders:
+            tag = os.path.basename(folder).split("__", 1)[1]
+            try:
+                p = Program(folder, INPUTS[w["name"]])
+            except Exception as e:  # recorded, not fatal
+                rows.append(dict(workload=w["name"], bs=w["bs"], variant=tag, error=str(e)[:400]))
+                print(json.dumps(rows[-1]), flush=True)
+                continue
+            err = check(p, w)
+            us = harness.graph_us(p, sets) if err == err and err < 5e-3 else float("nan")
+            p.bufs.clear()
+            rows.append(dict(workload=w["name"], bs=w["bs"], variant=tag, relerr_f64=err, us=us,
+                             regs=[k[5] for k in p.kernels], smem=[k[3] for k in p.kernels]))
+            print(f"{w['name']:15s} b={w['bs']} {tag:40s} {us:8.2f} us  relerr {err:.2e}  "
+                  f"regs {rows[-1]['regs']}", flush=True)
+        del sets
+        torch.cuda.empty_cache()
+    with open(os.path.join(os.environ.get("OUT", "/tmp"), "prism_variants.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
