@@ -28,9 +28,12 @@ __device__ __forceinline__ u32_t Pack2(f16_t lo, f16_t hi) {
 }
 
 // ---- tile loads: 16-byte cp.async from global to shared (bypassing L1) ---------------------
+// CpAsync16 and LoadTileAsync ask L2 to fetch whole 128-byte lines (.L2::128B): the GEMV rows
+// stream W 1-3 % faster with it on the H200, 256 bytes is slower (docs/performance.md,
+// 2026-12-02).
 __device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
   const u32_t s = static_cast<u32_t>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
 }
 __device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
@@ -58,7 +61,7 @@ __device__ __forceinline__ void LoadTileAsync(f16_t* smem, int spitch, const f16
 #pragma unroll
     for (int i = 0; i < kPasses; ++i) {
       if (kRows % kRowStep == 0 || r0 + i * kRowStep < kRows) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(
                          s + static_cast<u32_t>(i * kRowStep * spitch * 2)),
                      "l"(g + i * kRowStep * ld));
       }

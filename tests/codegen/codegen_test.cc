@@ -48,7 +48,7 @@ TEST(CodegenTest, RmsNormLinearWalkthroughInstance) {
   // 4 warps along K (8 k-chunks), 4 n8 tiles × 4 floats + Σx² lo/hi.
   EXPECT_EQ(l.accumulator_regs, 4 * 4 + 2);
   EXPECT_THAT(code.source, HasSubstr("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
-  EXPECT_THAT(code.source, HasSubstr("cp.async.cg.shared.global"));
+  EXPECT_THAT(code.source, HasSubstr("cp.async.cg.shared.global.L2::128B"));  // whole L2 lines
   EXPECT_THAT(code.source,
               HasSubstr("LoadBFragmentX4("));  // ldmatrix.x4.trans B tiles
   EXPECT_THAT(code.source,
