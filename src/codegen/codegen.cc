@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -1013,22 +1014,24 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
           absl::StrCat("codegen: kernel ", program.kernels[i].name, ": library kernels (",
                        GetOpInfo(program.kernels[i].library().op).name, ") are not supported yet"));
     }
+    const internal::Template tmpl = internal::ChooseTemplate(program.kernels[i].block());
+    // cluster_combine: the combine kernel after a split-KV attention or split-K GEMM kernel
+    // is folded into it (MatchClusterCombine); the first refusal is kept for the error below.
+    std::optional<internal::FusedCombine> fused;
+    if (options.cluster_combine && tmpl != internal::Template::kPointwise &&
+        i + 1 < static_cast<int>(program.kernels.size())) {
+      absl::StatusOr<internal::FusedCombine> f = internal::MatchClusterCombine(program, i);
+      if (f.ok()) {
+        fused = std::move(*f);
+      } else if (no_fusion.empty()) {
+        no_fusion = std::string(f.status().message());
+      }
+    }
+    const internal::FusedCombine* fp = fused.has_value() ? &*fused : nullptr;
     LaunchConfig l;
-    switch (internal::ChooseTemplate(program.kernels[i].block())) {
+    switch (tmpl) {
       case internal::Template::kAttention: {
-        if (options.cluster_combine) {
-          absl::StatusOr<internal::FusedCombine> f = internal::MatchClusterCombine(program, i);
-          if (f.ok()) {
-            PRISM_ASSIGN_OR_RETURN(
-                l, internal::GenerateAttentionKernel(program, i, options, kernels, &*f));
-            out.launches.push_back(std::move(l));
-            ++fused_pairs;
-            ++i;  // the combine kernel is part of this one
-            continue;
-          }
-          if (no_fusion.empty()) no_fusion = std::string(f.status().message());
-        }
-        PRISM_ASSIGN_OR_RETURN(l, internal::GenerateAttentionKernel(program, i, options, kernels));
+        PRISM_ASSIGN_OR_RETURN(l, internal::GenerateAttentionKernel(program, i, options, kernels, fp));
         break;
       }
       case internal::Template::kPointwise: {
@@ -1036,22 +1039,14 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
         break;
       }
       case internal::Template::kGemm: {
-        if (options.cluster_combine && i + 1 < static_cast<int>(program.kernels.size())) {
-          absl::StatusOr<internal::FusedCombine> f = internal::MatchClusterCombine(program, i);
-          if (f.ok()) {
-            KernelGen gen(program, i, options, &*f);
-            PRISM_ASSIGN_OR_RETURN(l, gen.Generate(kernels));
-            out.launches.push_back(std::move(l));
-            ++fused_pairs;
-            ++i;  // the combine kernel is part of this one
-            continue;
-          }
-          if (no_fusion.empty()) no_fusion = std::string(f.status().message());
-        }
-        KernelGen gen(program, i, options);
+        KernelGen gen(program, i, options, fp);
         PRISM_ASSIGN_OR_RETURN(l, gen.Generate(kernels));
         break;
       }
+    }
+    if (fp != nullptr) {
+      ++fused_pairs;
+      ++i;  // the combine kernel is part of this one
     }
     out.launches.push_back(std::move(l));
   }
