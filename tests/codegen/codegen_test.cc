@@ -846,7 +846,25 @@ TEST(CodegenTest, ClusterCombineSplitKGemm) {
     EXPECT_THAT(code.host_header, HasSubstr("attr[0].val.clusterDim.y = " + std::to_string(c.s)));
     ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
     EXPECT_EQ(again.source, code.source);  // deterministic
+    // The kept tiles count against the shared-memory limit, and the message says so.
+    options.max_dynamic_smem_bytes = l.dynamic_smem_bytes - 1;
+    EXPECT_THAT(GenerateCuda(p, options),
+                StatusIs(absl::StatusCode::kResourceExhausted,
+                         HasSubstr(absl::StrCat("needs ", l.dynamic_smem_bytes,
+                                                " bytes of shared memory"))));
   }
+  // Exactly, for rmsnorm_linear's instance: 4 stages of 27904 B, then the 12288 B product tile
+  // and the 16-row Σx² column (64 B) at 16-byte alignment.
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(cases[0].program));
+  CodegenOptions options;
+  options.gemm_warps_along_n = true;
+  options.cluster_combine = true;
+  options.max_dynamic_smem_bytes = 120000;
+  EXPECT_THAT(GenerateCuda(p, options),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       ::testing::Eq("codegen: kernel k0 needs 123968 bytes of shared memory (4 "
+                                     "stages of 27904 B, reduction buffer 12352 B, kept partial "
+                                     "tiles 12352 B), over the limit of 120000")));
 }
 
 // What cluster_combine refuses, by exact message.
