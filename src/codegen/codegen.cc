@@ -547,12 +547,15 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     launch.dynamic_smem_bytes = fused_off_ + fused_combine_->bytes;
   }
   if (launch.dynamic_smem_bytes > options_.max_dynamic_smem_bytes) {
+    const std::string kept =
+        fused_combine_ != nullptr
+            ? absl::StrCat(", kept partial tiles ", fused_combine_->bytes, " B")
+            : std::string();
     return absl::ResourceExhaustedError(absl::StrCat(
         "codegen: kernel ", kname_, " needs ", launch.dynamic_smem_bytes,
         " bytes of shared memory (", stages, " stages of ", launch.stage_bytes,
-        " B, reduction buffer ", red, " B", fused_combine_ != nullptr ? absl::StrCat(
-        ", kept partial tiles ", fused_combine_->bytes, " B") : std::string(),
-        "), over the limit of ", options_.max_dynamic_smem_bytes));
+        " B, reduction buffer ", red, " B", kept, "), over the limit of ",
+        options_.max_dynamic_smem_bytes));
   }
 
   // Arguments: every tensor an input or output op touches, by tensor index (with a folded
