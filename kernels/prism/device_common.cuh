@@ -43,18 +43,25 @@ __device__ __forceinline__ void CpAsyncWait() {
 
 // Copies a rows × cols tile of f16 (cols % 8 == 0; global row pitch `ld` elements, 16-byte
 // aligned rows) into shared memory with row pitch `spitch` elements, all threads cooperating.
-// When the threads cover whole rows (kThreads a multiple of cols/8) each thread keeps one
-// 16-byte column and steps down the rows by a constant stride, fully unrolled: one shared and
-// one global base address per thread, the copies at immediate offsets. Otherwise chunk c =
-// tid + i·kThreads goes to (c / (cols/8), c % (cols/8)).
+// When there are at least as many threads as 16-byte chunks in a row, the first
+// kActive = ⌊kThreads / (cols/8)⌋ · (cols/8) threads each keep one 16-byte column and step down
+// the rows by a constant stride (kActive / (cols/8) rows), fully unrolled: one shared and one
+// global base address per thread, the copies at immediate offsets; the other threads (none
+// when kThreads is a multiple of cols/8) copy nothing. Row r0 + i·stride of column k is copied
+// by exactly one thread in exactly one pass. Otherwise chunk c = tid + i·kThreads goes to
+// (c / (cols/8), c % (cols/8)).
 template <int kRows, int kCols, int kThreads>
 __device__ __forceinline__ void LoadTileAsync(f16_t* smem, int spitch, const f16_t* gmem,
                                               long long ld, int tid) {
   constexpr int kChunksPerRow = kCols / 8;
   constexpr int kChunks = kRows * kChunksPerRow;
-  if constexpr (kThreads % kChunksPerRow == 0) {
-    constexpr int kRowStep = kThreads / kChunksPerRow;  // rows per pass of all threads
+  if constexpr (kThreads >= kChunksPerRow) {
+    constexpr int kRowStep = kThreads / kChunksPerRow;  // rows per pass of the active threads
+    constexpr int kActive = kRowStep * kChunksPerRow;
     constexpr int kPasses = (kRows + kRowStep - 1) / kRowStep;
+    // (e.g. rmsnorm_linear's 192-column W tiles with 128 threads: 24 chunks a row, 120 active
+    // threads; the division loop below took about 15 instructions per 16-byte copy.)
+    if (kActive != kThreads && tid >= kActive) return;
     const int r0 = tid / kChunksPerRow, k = (tid % kChunksPerRow) * 8;
     const u32_t s = static_cast<u32_t>(__cvta_generic_to_shared(smem + r0 * spitch + k));
     const f16_t* g = gmem + r0 * ld + k;
