@@ -5,7 +5,9 @@
 
 #include <iostream>
 #include <string>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "block/fixtures/fixtures.h"
 #include "split_fixtures.h"
 #include "gmock/gmock.h"
@@ -376,25 +378,23 @@ TEST(NvrtcAuditTest, LaunchOptionsCompile) {
                        fixtures::MakeFixture("gqa", fixtures::WorkloadSizes("gqa", 1)));
   ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(gqa.graph, {{"gx", 2}, {"gy", 4}, {"gz", 16},
                                                                {"F", 2}, {"T", 128}, {"S", 2}}));
+  // Folded combine kernels: split-KV attention (clusters along z) and lora's split-K GEMM
+  // (along y), each one spill-free kernel for sm_90 and refused for sm_80 by its #error.
   CodegenOptions cluster;
   cluster.cluster_combine = true;
-  ASSERT_OK_AND_ASSIGN(GeneratedCode fused, GenerateCuda(p, cluster));
-  ASSERT_OK_AND_ASSIGN(NvrtcResult r90, CompileWithNvrtc(fused.source, 90));
-  ASSERT_EQ(r90.kernels.size(), 1u) << r90.log;
-  EXPECT_EQ(r90.kernels[0].spill_store_bytes, 0) << r90.log;
-  EXPECT_THAT(CompileWithNvrtc(fused.source, 80),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("prism_gqa_partial_kv: cluster_combine kernels need sm_90 or "
-                                 "newer (thread block clusters)")));
-  // The split-K GEMM form folded the same way (clusters along y).
-  ASSERT_OK_AND_ASSIGN(GeneratedCode lora_fused, GenerateCuda(lora, cluster));
-  ASSERT_OK_AND_ASSIGN(NvrtcResult l90, CompileWithNvrtc(lora_fused.source, 90));
-  ASSERT_EQ(l90.kernels.size(), 1u) << l90.log;
-  EXPECT_EQ(l90.kernels[0].spill_store_bytes, 0) << l90.log;
-  EXPECT_THAT(CompileWithNvrtc(lora_fused.source, 80),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("prism_lora_splitk_k0: cluster_combine kernels need sm_90 or "
-                                 "newer (thread block clusters)")));
+  const std::pair<const BlockProgram*, const char*> folded[] = {
+      {&p, "prism_gqa_partial_kv"}, {&lora, "prism_lora_splitk_k0"}};
+  for (const auto& [program, function] : folded) {
+    SCOPED_TRACE(function);
+    ASSERT_OK_AND_ASSIGN(GeneratedCode fused, GenerateCuda(*program, cluster));
+    ASSERT_OK_AND_ASSIGN(NvrtcResult r90, CompileWithNvrtc(fused.source, 90));
+    ASSERT_EQ(r90.kernels.size(), 1u) << r90.log;
+    EXPECT_EQ(r90.kernels[0].spill_store_bytes, 0) << r90.log;
+    EXPECT_THAT(CompileWithNvrtc(fused.source, 80),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(absl::StrCat(function, ": cluster_combine kernels need sm_90 or "
+                                                          "newer (thread block clusters)"))));
+  }
 }
 
 }  // namespace
