@@ -1,6 +1,7 @@
 #!/bin/sh
 # codegen_emit's output paths (ctest codegen_emit.OutputDirectory): a missing OUTDIR is created
-# with its parents and gets the three files; an OUTDIR it cannot write is exit 1 with
+# with its parents and gets the three files; the option arguments take effect; an OUTDIR it
+# cannot write is exit 1 with
 # "codegen_emit: cannot write '<path>'".  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
 set -u
 emit=$1
@@ -12,6 +13,12 @@ for f in kernel.cu launch.json host.h; do
   [ -s "$tmp/new/dir/$f" ] || fail "$tmp/new/dir/$f was not written"
 done
 grep -q "^// kernel k1: " "$tmp/new/dir/kernel.cu" || fail "kernel.cu is not the two-kernel split program"
+grep -q "warps 4 along K x 1 along N" "$tmp/new/dir/kernel.cu" || fail "default warp split changed"
+# The option arguments reach CodegenOptions: WARPS_ALONG_N (the 13th) and CLUSTER (the 10th).
+"$emit" rmsnorm_linear_split 8 g=32,s=4,F=16,T=128,S=4 "$tmp/n" "" 0 0 0 0 1 0 0 1 || fail "emit with options failed"
+grep -q "warps 1 along K x 4 along N" "$tmp/n/kernel.cu" || fail "WARPS_ALONG_N did not split the warps along N"
+grep -q "launched as clusters of (1, 4, 1) blocks; kernel k1 folded in" "$tmp/n/kernel.cu" ||
+  fail "CLUSTER did not fold the combine kernel"
 echo x > "$tmp/file"
 "$emit" rmsnorm_linear_split 8 g=32,s=4,F=16,T=128,S=4 "$tmp/file/out" 2> "$tmp/err" && fail "emit into a regular file succeeded"
 [ "$(cat "$tmp/err")" = "codegen_emit: cannot write '$tmp/file/out/kernel.cu'" ] || fail "message: $(cat "$tmp/err")"
