@@ -72,6 +72,17 @@ constexpr double kPdlOneKernelMaxCostUs = 2.0;
 // measured (seven rows on 2026-12-01 evening, the six split GEMV rows that night), so the
 // instance budget goes to more assignments instead of measuring both.
 constexpr bool kPdlOnlyMultiKernel = true;
+// From sm_90 on, an attention instance that the warpgroup-MMA template fits is measured with
+// attention_wgmma only (with PDL when it is multi-kernel): on the H200 the best wgmma candidate
+// beat the best other one on all four attention rows by 7-12 % (2026-12-02), and the mma.sync
+// variants took two thirds of the instance budget (gqa b=8: 30 of 167 candidates were wgmma),
+// so that the sample missed faster wgmma shapes (gqa b=8 x16 y4 z4 F8 T128: 17.7 µs against
+// the selected 19.1; docs/performance.md, "wgmma only for attention").
+constexpr bool kWgmmaOnlyAttention = true;
+// Such a family keeps about one sampled instance in twenty (gqa b=8: 26 of 543), so its
+// sampling visits up to kMaxAssignmentsWgmma points of the cross product with as many
+// generation attempts (gqa b=8: 298 instances; about 5 s more on one core).
+constexpr int64_t kMaxAssignmentsWgmma = 80000;
 constexpr int kMaxGenerate = 8000;
 
 struct Sampled {
@@ -107,6 +118,22 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
       if (v.ok()) {
         code = std::move(*v);
         base.variant = "programmatic_dependent_launch";
+      }
+    }
+    // kWgmmaOnlyAttention: the wgmma code (the attention_wgmma option changes only attention
+    // kernels, so a source that differs is an attention instance wgmma fits) in place of the
+    // default, and no other variant.
+    if (kWgmmaOnlyAttention && sm >= 90) {
+      codegen::CodegenOptions wg;
+      wg.attention_wgmma = true;
+      wg.programmatic_dependent_launch = pdl_only;
+      absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, wg);
+      if (v.ok() && v->source != code.source) {
+        base.variant = pdl_only ? "attention_wgmma,programmatic_dependent_launch"
+                                : "attention_wgmma";
+        out.instances.push_back(std::move(base));
+        out.codes.push_back(std::move(*v));
+        return;
       }
     }
     std::set<std::string> sources = {code.source};
@@ -158,7 +185,9 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     codegen::GeneratedCode code;
     bool taken = false;
     int64_t blocks = 0;  // thread blocks of the first kernel's launch
+    bool wgmma = false;  // an attention instance the attention_wgmma option fits (sm_90)
   };
+  bool any_wgmma = false;
   // grid key → (threads, stages) → members
   std::map<std::string, std::map<std::pair<int64_t, int64_t>, std::vector<Member>>> strata;
   // Up to kMaxAssignments points of the cross product: all of it in odometer order when it is
@@ -172,7 +201,8 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     while (std::gcd(step, size) != 1) step += 2;
   }
   int generate_attempts = 0;
-  for (int64_t n = 0; n < std::min(total, kMaxAssignments) && !axes.empty(); ++n) {
+  for (int64_t n = 0; n < std::min(size, kMaxAssignmentsWgmma) && !axes.empty(); ++n) {
+    if (!any_wgmma && n >= std::min(total, kMaxAssignments)) break;
     Assignment a;
     int64_t rest = static_cast<int64_t>((static_cast<__int128>(n) * step) % size);
     for (size_t d = axes.size(); d-- > 0;) {  // mixed radix, last parameter fastest
@@ -182,7 +212,7 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     }
     const std::string key = AssignmentText(g, a);
     if (key == best_key) continue;
-    if (generate_attempts >= kMaxGenerate) break;
+    if (generate_attempts >= (any_wgmma ? kMaxAssignmentsWgmma : kMaxGenerate)) break;
     ++generate_attempts;
     absl::StatusOr<codegen::GeneratedCode> code = generate(a);
     if (!code.ok()) {
@@ -201,9 +231,32 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     }
     int64_t blocks = 1;
     for (int64_t d : code->launches.front().grid) blocks *= d;
+    bool wgmma = false;
+    if (kWgmmaOnlyAttention && sm >= 90) {
+      codegen::CodegenOptions wg;
+      wg.attention_wgmma = true;
+      absl::StatusOr<codegen::GeneratedCode> w = generate(a, wg);
+      wgmma = w.ok() && w->source != code->source;
+      any_wgmma = any_wgmma || wgmma;
+    }
     Member m{{a, check->cost_lower_bound_us, key, "", ""}, forloop,
-             StableHasher().Add(absl::string_view(key)).Finish(), std::move(*code), false, blocks};
+             StableHasher().Add(absl::string_view(key)).Finish(), std::move(*code), false, blocks,
+             wgmma};
     strata[grid][{threads, stages}].push_back(std::move(m));
+  }
+  // kWgmmaOnlyAttention: when the warpgroup-MMA template fits some instances of an attention
+  // family, only those are sampled (take() measures them with it).
+  if (any_wgmma) {
+    for (auto sit = strata.begin(); sit != strata.end();) {
+      for (auto it = sit->second.begin(); it != sit->second.end();) {
+        std::vector<Member>& members = it->second;
+        members.erase(std::remove_if(members.begin(), members.end(),
+                                     [](const Member& m) { return !m.wgmma; }),
+                      members.end());
+        it = members.empty() ? sit->second.erase(it) : std::next(it);
+      }
+      sit = sit->second.empty() ? strata.erase(sit) : std::next(sit);
+    }
   }
   // Order each sub-stratum; the strata by their cheapest member.
   struct Stratum {
@@ -261,7 +314,19 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     if (x.under_one_wave != y.under_one_wave) return y.under_one_wave;
     return x.best != y.best ? x.best < y.best : x.key < y.key;
   });
-  const size_t used = std::max<size_t>(2, (static_cast<size_t>(count) + 11) / 12);
+  // The ⌈count / 12⌉ (≥ 2) first strata, and more while they hold fewer members than the
+  // budget (kWgmmaOnlyAttention leaves few members per stratum).
+  size_t used = std::max<size_t>(2, (static_cast<size_t>(count) + 11) / 12);
+  {
+    size_t members = 0;
+    for (size_t i = 0; i < std::min(used, order.size()); ++i) {
+      for (const std::vector<Member>* sub : order[i].subs) members += sub->size();
+    }
+    while (used < order.size() && members < static_cast<size_t>(count)) {
+      for (const std::vector<Member>* sub : order[used].subs) members += sub->size();
+      ++used;
+    }
+  }
   if (order.size() > used) order.resize(used);
   bool progress = true;
   while (static_cast<int>(out.instances.size()) < count && progress) {

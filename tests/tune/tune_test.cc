@@ -272,8 +272,9 @@ TEST(NeighborAssignmentsTest, NearestAcceptedValueEachWay) {
   }
 }
 
-// Attention families (split-KV: two kernels) on sm_90: every sampled instance is measured with
-// programmatic dependent launch only (in place of the default options), followed by its PDL
+// Attention families (split-KV: two kernels) on sm_90 that the warpgroup-MMA template does not
+// fit (head dim 32; see AttentionFamiliesThatWgmmaFitsAreSampledWithItOnly for those it does):
+// every sampled instance is measured with programmatic dependent launch only (in place of the default options), followed by its PDL
 // variants that generate distinct code, in CodegenVariants order, right after it (same family
 // and assignment): two tiles per warp and PDL (when the code differs); each named in
 // CandidateText and family.json.
@@ -316,6 +317,35 @@ TEST(OptimizeTest, AttentionInstancesAlsoTryTheirCodegenVariants) {
   }
   const nlohmann::json fam = nlohmann::json::parse(FamilyJson(r, "gqa"));
   EXPECT_EQ(fam["codegen_variant"], "programmatic_dependent_launch");
+}
+
+// sm_90: an attention family that the warpgroup-MMA template fits is sampled among the
+// instances it fits only, each with it alone (two kernels: with programmatic dependent launch),
+// and the sampler visits up to 80,000 points of the cross product for it. Regression
+// (2026-12-02): gqa b=8's fastest instance on the H200, gx=16 gy=4 gs=4 F=8 T=128 S=2 (17.3 µs
+// against the selected 19.1), was never sampled: 26 of the 543 pooled instances of its family
+// fit wgmma, and the mma.sync variants took two thirds of the budget.
+TEST(OptimizeTest, AttentionFamiliesThatWgmmaFitsAreSampledWithItOnly) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("gqa", fixtures::WorkloadSizes("gqa", 8)));
+  TuneOptions options = Options(false);
+  options.top_families = 2;
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  std::map<int, int> per_family;
+  bool found = false;
+  for (const Candidate& c : r.candidates) {
+    EXPECT_EQ(c.codegen_variant, "attention_wgmma,programmatic_dependent_launch")
+        << CandidateText(*r.search.families[c.family].graph, c);
+    ++per_family[c.family];
+    const Assignment want = {{"gx", 16}, {"gy", 4}, {"gs", 4}, {"F", 8}, {"T", 128}, {"S", 2}};
+    if (c.assignment == want) found = true;
+  }
+  ASSERT_EQ(per_family.size(), 2u);
+  // The family with a query-tile axis (gy) fills its budget of 96.
+  EXPECT_EQ(std::max(per_family.begin()->second, per_family.rbegin()->second),
+            options.instances_per_family);
+  EXPECT_TRUE(found) << "gx=16 gy=4 gs=4 F=8 T=128 S=2 was not sampled";
 }
 
 // One-kernel instances with a cost bound of at most 2 µs (ntrans) are also tried with

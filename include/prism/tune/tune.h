@@ -19,10 +19,13 @@
 //      parameters (strata) and (threads, stages) (sub-strata), each sub-stratum ordered by the
 //      cost lower bound (then forloop ascending, then a fixed hash); up to
 //      instances_per_family are taken round-robin over the ⌈instances_per_family/12⌉ (≥ 2)
-//      cheapest strata, each turn from the stratum's next sub-stratum (diagonals of the
-//      threads × stages table first), cycling over its three smallest feasible forloop
-//      counts; each taken instance is followed by its distinct codegen variants
-//      (CodegenVariants()), counted too. A family none of whose candidates generates is a
+//      cheapest strata (more while they hold fewer instances than that), each turn from the
+//      stratum's next sub-stratum (diagonals of the threads × stages table first), cycling
+//      over its three smallest feasible forloop counts; each taken instance is followed by its
+//      distinct codegen variants (CodegenVariants()), counted too. From sm_90 on, an attention
+//      family that the attention_wgmma option fits is sampled among the instances it fits
+//      only (up to 80,000 points visited, as many generation attempts), each taken with
+//      attention_wgmma alone (with PDL when multi-kernel). A family none of whose candidates generates is a
 //      codegen skip (the first message is recorded) and does not count towards
 //      top_families. The walk stops after
 //      top_families families with candidates.
