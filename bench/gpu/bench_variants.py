@@ -10,7 +10,7 @@ fixtures' tensors carry the workloads' input names) and copies of
 Each program is compiled and launched exactly as bench_optimize.py does (NVRTC, sm_90a; clusters
 and programmatic dependent launch from launch.json), checked against the float64 reference, and
 timed with harness.graph_us (one CUDA graph over input sets rotated past L2, median of
-replays). REPEAT=n (default 1) times every variant of a row n times, round-robin (the spread
+replays), then checked again. REPEAT=n (default 1) times every variant of a row n times, round-robin (the spread
 between runs on the H200 is a few per cent, larger than the differences an A/B looks for), and
 prints the median and the minimum. Writes $OUT/prism_variants.json.
 """
@@ -49,11 +49,15 @@ def main():
                 p.bufs.clear()
         for tag, p, err, times in progs:
             us = statistics.median(times)
-            rows.append(dict(workload=w["name"], bs=w["bs"], variant=tag, relerr_f64=err, us=us,
-                             us_all=times, regs=[k[5] for k in p.kernels],
-                             smem=[k[3] for k in p.kernels]))
+            # Checked again after the timing's graph replays: state a kernel keeps between
+            # launches (grid_combine's barrier counters) must still give the right output.
+            after = check(p, w)
+            rows.append(dict(workload=w["name"], bs=w["bs"], variant=tag, relerr_f64=err,
+                             relerr_f64_after=after, us=us, us_all=times,
+                             regs=[k[5] for k in p.kernels], smem=[k[3] for k in p.kernels]))
             print(f"{w['name']:15s} b={w['bs']} {tag:40s} {us:8.2f} us (min {min(times):.2f}, "
-                  f"{len(times)} runs)  relerr {err:.2e}  regs {rows[-1]['regs']}", flush=True)
+                  f"{len(times)} runs)  relerr {err:.2e} / after {after:.2e}  "
+                  f"regs {rows[-1]['regs']}", flush=True)
         del sets, progs
         torch.cuda.empty_cache()
     with open(os.path.join(os.environ.get("OUT", "/tmp"), "prism_variants.json"), "w") as f:
