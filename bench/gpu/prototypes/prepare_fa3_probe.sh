@@ -1,6 +1,7 @@
 #!/bin/bash
-# Prepares .carry/gen/ for the next attention experiment (not yet run on a device,
-# 2026-12-02): the FA3 structure with registers redistributed by setmaxnreg. For gqa b=8's two
+# Prepares .carry/gen/ for an attention experiment (run on the H200 on 2026-12-02:
+# docs/performance.md, "The FA3 register split, measured"): the FA3 structure with registers
+# redistributed by setmaxnreg. For gqa b=8's two
 # best wgmma shapes, today's kernel next to (WS) a producer warp, (WSR) a producer warpgroup
 # with setmaxnreg, (PPR) the same plus FA3's ping-pong with S(i) and P(i-1)·V(i-1) issued
 # together (bench/gpu/prototypes/*.py; docs/performance.md, "Six structural experiments").
