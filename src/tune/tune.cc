@@ -77,7 +77,7 @@ constexpr bool kPdlOnlyMultiKernel = true;
 // beat the best other one on all four attention rows by 7-12 % (2026-12-02), and the mma.sync
 // variants took two thirds of the instance budget (gqa b=8: 30 of 167 candidates were wgmma),
 // so that the sample missed faster wgmma shapes (gqa b=8 x16 y4 z4 F8 T128: 17.7 µs against
-// the selected 19.1; docs/performance.md, "wgmma only for attention").
+// the selected 19.1; docs/performance.md, "Nine experiments and a sampler fix").
 constexpr bool kWgmmaOnlyAttention = true;
 // Such a family keeps about one sampled instance in twenty (gqa b=8: 26 of 543), so its
 // sampling visits up to kMaxAssignmentsWgmma points of the cross product with as many
