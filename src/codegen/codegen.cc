@@ -999,6 +999,15 @@ std::string HostHeader(const BlockProgram& p, const std::vector<LaunchConfig>& l
 
 }  // namespace
 
+bool HasAttentionKernel(const BlockProgram& program) {
+  for (const auto& k : program.kernels) {
+    if (k.is_block() && internal::ChooseTemplate(k.block()) == internal::Template::kAttention) {
+      return true;
+    }
+  }
+  return false;
+}
+
 const std::string& DeviceCommonSource() {
   static const std::string* const kText = new std::string(kDeviceCommonCuh);
   return *kText;

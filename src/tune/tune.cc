@@ -105,6 +105,12 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     return codegen::GenerateCuda(bp, options);
   };
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
+  // kWgmmaOnlyAttention applies to attention families only (the same for all their instances).
+  bool wgmma_family = false;
+  if (kWgmmaOnlyAttention && sm >= 90) {
+    absl::StatusOr<BlockProgram> bp = Instantiate(g, fr.best);
+    wgmma_family = bp.ok() && codegen::HasAttentionKernel(*bp);
+  }
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
     const bool multi = code.launches.size() > 1;
@@ -124,7 +130,7 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     // kWgmmaOnlyAttention: the wgmma code (the attention_wgmma option changes only attention
     // kernels, so a source that differs is an attention instance wgmma fits) in place of the
     // default, and no other variant.
-    if (kWgmmaOnlyAttention && sm >= 90) {
+    if (wgmma_family) {
       codegen::CodegenOptions wg;
       wg.attention_wgmma = true;
       wg.programmatic_dependent_launch = pdl_only;
@@ -233,7 +239,7 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     int64_t blocks = 1;
     for (int64_t d : code->launches.front().grid) blocks *= d;
     bool wgmma = false;
-    if (kWgmmaOnlyAttention && sm >= 90) {
+    if (wgmma_family) {
       codegen::CodegenOptions wg;
       wg.attention_wgmma = true;
       absl::StatusOr<codegen::GeneratedCode> w = generate(a, wg);

@@ -206,6 +206,32 @@ TEST(CodegenTest, EveryFixtureGeneratesOrSaysWhatIsMissing) {
   }
 }
 
+// HasAttentionKernel by fixture: true exactly for the families with a kernel whose matmul
+// result is exponentiated inside the forloop (split-KV attention), for every sampled instance.
+// The online-softmax and flash forms exponentiate S − m (no template generates them yet), so
+// the attention template's options cannot change them either.
+TEST(CodegenTest, HasAttentionKernelByFixture) {
+  const struct {
+    const char* fixture;
+    bool attention;
+  } cases[] = {
+      {"rmsnorm_linear", false}, {"rmsnorm_linear_splitk", false}, {"gated_mlp", false},
+      {"lora", false},           {"ntrans", false},                {"gqa", true},
+      {"qknorm_gqa", true},      {"gqa_online", false},            {"gqa_flash", false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.fixture);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         fixtures::MakeFixture(c.fixture, fixtures::WorkloadSizes(c.fixture, 8)));
+    ASSERT_OK_AND_ASSIGN(std::vector<Assignment> as, SampleAssignments(f.graph, /*seed=*/5, 3));
+    ASSERT_FALSE(as.empty());
+    for (const Assignment& a : as) {
+      ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, a));
+      EXPECT_EQ(HasAttentionKernel(p), c.attention);
+    }
+  }
+}
+
 // Fixed instances at WORKLOADS.md sizes (b = 8) whose first unsupported op is
 // pinned.
 struct MissingCase {

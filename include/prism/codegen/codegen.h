@@ -180,6 +180,13 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
 // source).
 const std::string& DeviceCommonSource();
 
+// Whether GenerateCuda would emit one of `program`'s kernels with the attention template (a
+// block graph whose matmul result is exponentiated inside the forloop: a split-KV partial
+// kernel; not the online-softmax forms, which exponentiate S − m), i.e. whether the
+// attention_* options can change its code. Depends only on the kernels' op structure, so it
+// is the same for every instance of an sGraph family.
+bool HasAttentionKernel(const BlockProgram& program);
+
 }  // namespace prism::codegen
 
 #endif  // PRISM_CODEGEN_CODEGEN_H_
