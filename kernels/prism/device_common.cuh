@@ -95,18 +95,35 @@ __device__ __forceinline__ void LoadTileSw128Async(unsigned char* smem, const f1
   constexpr int kChunks = kRows * kChunksPerRow;
   constexpr int kPasses = (kChunks + kThreads - 1) / kThreads;
   const u32_t s = static_cast<u32_t>(__cvta_generic_to_shared(smem));
-  // Chunk c = tid + i·kThreads of pass i, fully unrolled (a compile-time trip count: no loop
-  // code). When the threads cover whole rows each thread keeps its column and steps down by
-  // kThreads / kChunksPerRow rows, so only the row term changes between passes.
+  if constexpr (kThreads % kChunksPerRow == 0 && (kThreads / kChunksPerRow) % 8 == 0) {
+    // Each thread keeps its column cc and steps down by kRowStep rows, a multiple of 8: the
+    // swizzled chunk (cc mod 8) ^ (r mod 8) is the same in every pass, so one shared and one
+    // global base address per thread serve all passes at constant offsets.
+    constexpr int kRowStep = kThreads / kChunksPerRow;
+    const int r0 = tid / kChunksPerRow, cc = tid % kChunksPerRow;
+    const u32_t s0 = s + static_cast<u32_t>((cc >> 3) * (kRows * 128) + r0 * 128 +
+                                            (((cc & 7) ^ (r0 & 7)) << 4));
+    const f16_t* g0 = gmem + r0 * ld + cc * 8;
 #pragma unroll
-  for (int i = 0; i < kPasses; ++i) {
-    const int c = tid + i * kThreads;
-    if (kChunks % kThreads == 0 || c < kChunks) {
-      const int r = c / kChunksPerRow, cc = c % kChunksPerRow;
-      const u32_t off = static_cast<u32_t>((cc >> 3) * (kRows * 128) + r * 128 +
-                                           (((cc & 7) ^ (r & 7)) << 4));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s + off),
-                   "l"(gmem + r * ld + cc * 8));
+    for (int i = 0; i < kPasses; ++i) {
+      if (kChunks % kThreads == 0 || r0 + i * kRowStep < kRows) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s0 + i * kRowStep * 128),
+                     "l"(g0 + i * kRowStep * ld));
+      }
+    }
+  } else {
+    // Chunk c = tid + i·kThreads of pass i, fully unrolled (a compile-time trip count: no loop
+    // code).
+#pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+      const int c = tid + i * kThreads;
+      if (kChunks % kThreads == 0 || c < kChunks) {
+        const int r = c / kChunksPerRow, cc = c % kChunksPerRow;
+        const u32_t off = static_cast<u32_t>((cc >> 3) * (kRows * 128) + r * 128 +
+                                             (((cc & 7) ^ (r & 7)) << 4));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s + off),
+                     "l"(gmem + r * ld + cc * 8));
+      }
     }
   }
 }
