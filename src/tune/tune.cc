@@ -111,6 +111,18 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     absl::StatusOr<BlockProgram> bp = Instantiate(g, fr.best);
     wgmma_family = bp.ok() && codegen::HasAttentionKernel(*bp);
   }
+  // The instance's code with attention_wgmma (and PDL when `pdl`), when the option fits it:
+  // it changes only attention kernels, so a source that differs from `without` (the same
+  // options but attention_wgmma) is an attention instance wgmma fits.
+  auto wgmma_code = [&](const Assignment& a, bool pdl, const std::string& without)
+      -> std::optional<codegen::GeneratedCode> {
+    codegen::CodegenOptions wg;
+    wg.attention_wgmma = true;
+    wg.programmatic_dependent_launch = pdl;
+    absl::StatusOr<codegen::GeneratedCode> v = generate(a, wg);
+    if (!v.ok() || v->source == without) return std::nullopt;
+    return std::move(*v);
+  };
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
     const bool multi = code.launches.size() > 1;
@@ -131,11 +143,8 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     // kernels, so a source that differs is an attention instance wgmma fits) in place of the
     // default, and no other variant.
     if (wgmma_family) {
-      codegen::CodegenOptions wg;
-      wg.attention_wgmma = true;
-      wg.programmatic_dependent_launch = pdl_only;
-      absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, wg);
-      if (v.ok() && v->source != code.source) {
+      std::optional<codegen::GeneratedCode> v = wgmma_code(inst.assignment, pdl_only, code.source);
+      if (v) {
         base.variant = pdl_only ? "attention_wgmma,programmatic_dependent_launch"
                                 : "attention_wgmma";
         out.instances.push_back(std::move(base));
@@ -173,7 +182,6 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   }
   // The cross product of the domains.
   std::vector<std::pair<const Param*, std::vector<int64_t>>> axes;
-  int64_t total = 1;
   for (const Param& p : g.params()) {
     if (!fr.best.count(p.name)) continue;
     absl::StatusOr<std::vector<int64_t>> values = g.ctx().var_domain(p.var).Enumerate(4096);
@@ -182,8 +190,6 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     } else {
       axes.push_back({&p, *values});
     }
-    total = std::min<int64_t>(total * static_cast<int64_t>(axes.back().second.size()),
-                              kMaxAssignments + 1);
   }
   struct Member {
     Instance inst;
@@ -197,8 +203,9 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   bool any_wgmma = false;
   // grid key → (threads, stages) → members
   std::map<std::string, std::map<std::pair<int64_t, int64_t>, std::vector<Member>>> strata;
-  // Up to kMaxAssignments points of the cross product: all of it in odometer order when it is
-  // small enough, else the first kMaxAssignments of the full-period permutation
+  // Up to kMaxAssignments points of the cross product (kMaxAssignmentsWgmma once an instance
+  // that wgmma fits is found): all of it in odometer order when it is at most kMaxAssignments,
+  // else the first of the full-period permutation
   // n → (n·P) mod size (P ≥ 1000003 coprime to the size), a deterministic spread over it.
   int64_t size = 1;
   for (const auto& axis : axes) size *= static_cast<int64_t>(axis.second.size());
@@ -208,8 +215,8 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     while (std::gcd(step, size) != 1) step += 2;
   }
   int generate_attempts = 0;
-  for (int64_t n = 0; n < std::min(size, kMaxAssignmentsWgmma) && !axes.empty(); ++n) {
-    if (!any_wgmma && n >= std::min(total, kMaxAssignments)) break;
+  for (int64_t n = 0; n < size && !axes.empty(); ++n) {
+    if (n >= (any_wgmma ? kMaxAssignmentsWgmma : kMaxAssignments)) break;
     Assignment a;
     int64_t rest = static_cast<int64_t>((static_cast<__int128>(n) * step) % size);
     for (size_t d = axes.size(); d-- > 0;) {  // mixed radix, last parameter fastest
@@ -238,14 +245,8 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     }
     int64_t blocks = 1;
     for (int64_t d : code->launches.front().grid) blocks *= d;
-    bool wgmma = false;
-    if (wgmma_family) {
-      codegen::CodegenOptions wg;
-      wg.attention_wgmma = true;
-      absl::StatusOr<codegen::GeneratedCode> w = generate(a, wg);
-      wgmma = w.ok() && w->source != code->source;
-      any_wgmma = any_wgmma || wgmma;
-    }
+    const bool wgmma = wgmma_family && wgmma_code(a, false, code->source).has_value();
+    any_wgmma = any_wgmma || wgmma;
     Member m{{a, check->cost_lower_bound_us, key, "", ""}, forloop,
              StableHasher().Add(absl::string_view(key)).Finish(), std::move(*code), false, blocks,
              wgmma};
