@@ -46,7 +46,7 @@ absl::StatusOr<std::vector<KernelAudit>> AuditResources(const SGraph& graph,
     PRISM_ASSIGN_OR_RETURN(a.model_smem_bytes, EvaluateInt(graph.ctx(), r.smem_bytes, assignment));
     PRISM_ASSIGN_OR_RETURN(a.model_regs_per_thread,
                            EvaluateInt(graph.ctx(), r.regs_per_thread, assignment));
-    a.generated_smem_bytes = l.dynamic_smem_bytes + c->static_smem_bytes;
+    a.generated_smem_bytes = l.dynamic_smem_bytes - l.residency_pad_bytes + c->static_smem_bytes;
     a.accumulator_regs = l.accumulator_regs;
     a.compiled_regs = c->registers;
     a.stack_frame_bytes = c->stack_frame_bytes;

@@ -902,6 +902,7 @@ std::string LaunchJson(const BlockProgram& p, const std::vector<LaunchConfig>& l
     }
     if (l.programmatic) k["programmatic_dependent_launch"] = true;
     k["dynamic_smem_bytes"] = l.dynamic_smem_bytes;
+    if (l.residency_pad_bytes > 0) k["residency_pad_bytes"] = l.residency_pad_bytes;
     nlohmann::ordered_json args = nlohmann::ordered_json::array();
     for (size_t i = 0; i < l.args.size(); ++i) {
       const ConcreteTensor& t = p.tensors[l.args[i]];
@@ -997,6 +998,19 @@ std::string HostHeader(const BlockProgram& p, const std::vector<LaunchConfig>& l
   return s;
 }
 
+// CodegenOptions::balance_residency: pads `l`'s dynamic shared memory so that at most
+// ceil(blocks / sms) of its blocks fit in one SM.
+void BalanceResidency(const CodegenOptions& options, LaunchConfig& l) {
+  const CodegenOptions::Residency& r = options.balance_residency;
+  if (r.sms <= 0 || r.smem_per_sm <= 0 || l.dynamic_smem_bytes == 0) return;
+  const int64_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
+  const int64_t cap = (blocks + r.sms - 1) / r.sms;
+  const int64_t want = r.smem_per_sm / (cap + 1) - r.smem_reserved_per_block + 1;
+  if (want <= l.dynamic_smem_bytes || want > options.max_dynamic_smem_bytes) return;
+  l.residency_pad_bytes = want - l.dynamic_smem_bytes;
+  l.dynamic_smem_bytes = want;
+}
+
 }  // namespace
 
 bool HasAttentionKernel(const BlockProgram& program) {
@@ -1062,7 +1076,10 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
     }
     out.launches.push_back(std::move(l));
   }
-  for (LaunchConfig& l : out.launches) l.programmatic = options.programmatic_dependent_launch;
+  for (LaunchConfig& l : out.launches) {
+    l.programmatic = options.programmatic_dependent_launch;
+    BalanceResidency(options, l);
+  }
   if (options.cluster_combine && fused_pairs == 0) {
     return absl::UnimplementedError(
         no_fusion.empty()

@@ -93,7 +93,8 @@ struct Sampled {
 };
 
 absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::FamilyResult& fr,
-                                        int count, int64_t sms, int sm) {
+                                        int count, int64_t sms, int sm,
+                                        const codegen::CodegenOptions::Residency& residency) {
   const SGraph& g = *fr.graph;
   ExprContext fctx;
   PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(g, fctx));
@@ -102,7 +103,9 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
                                                  codegen::CodegenOptions())
       -> absl::StatusOr<codegen::GeneratedCode> {
     PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
-    return codegen::GenerateCuda(bp, options);
+    codegen::CodegenOptions o = options;
+    o.balance_residency = residency;
+    return codegen::GenerateCuda(bp, o);
   };
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // kWgmmaOnlyAttention applies to attention families only (the same for all their instances).
@@ -391,16 +394,17 @@ std::optional<codegen::CodegenOptions> VariantOptions(
   return std::nullopt;
 }
 
-// `a` of family graph `g` generated with `options` when it is a feasible instance
+// `a` of family graph `g` generated with `options` (and `residency`) when it is a feasible instance
 // (Pruner::CheckInstance): its cost lower bound and code. For the refinement rounds and a
 // tuning-cache entry that names no sampled candidate.
 absl::StatusOr<std::pair<double, codegen::GeneratedCode>> GenerateChecked(
     prune::Pruner& pruner, const prune::Family& family, const SGraph& g, const Assignment& a,
-    const codegen::CodegenOptions& options) {
+    codegen::CodegenOptions options, const codegen::CodegenOptions::Residency& residency) {
   PRISM_ASSIGN_OR_RETURN(prune::InstanceCheck check,
                          pruner.CheckInstance(family, a, std::nullopt));
   if (!check.ok()) return absl::FailedPreconditionError("not a feasible instance");
   PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
+  options.balance_residency = residency;
   PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, codegen::GenerateCuda(bp, options));
   return std::make_pair(check.cost_lower_bound_us, std::move(code));
 }
@@ -505,6 +509,10 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     return absl::FailedPreconditionError("the search found no family for this program");
   }
   PRISM_ASSIGN_OR_RETURN(prune::Pruner pruner, prune::Pruner::Create(target));
+  // Every instance is generated with its blocks spread evenly over the target's SMs
+  // (CodegenOptions::balance_residency).
+  const codegen::CodegenOptions::Residency residency = {target.sms, target.smem_per_sm,
+                                                         target.smem_reserved_per_block};
   std::vector<codegen::GeneratedCode> codes;  // parallel to r.candidates
   int families_used = 0;
   for (size_t f = 0; f < r.search.families.size() && families_used < options.top_families; ++f) {
@@ -512,7 +520,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     PRISM_ASSIGN_OR_RETURN(Sampled sampled,
                            SampleInstances(pruner, fr, options.instances_per_family, target.sms,
                                            r.device ? r.device->sm()
-                                                    : static_cast<int>(target.compute_capability)));
+                                                    : static_cast<int>(target.compute_capability),
+                                           residency));
     const int generated = static_cast<int>(sampled.instances.size());
     const std::string first_error = sampled.first_error;
     for (int k = 0; k < generated; ++k) {
@@ -608,7 +617,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
             VariantOptions(CodegenVariants(r.sm), e.codegen_variant);
         const absl::StatusOr<const prune::Family*> fam = FamilyFor(checks, e.family, g);
         absl::StatusOr<std::pair<double, codegen::GeneratedCode>> made =
-            vopt && fam.ok() ? GenerateChecked(pruner, **fam, g, e.assignment, *vopt)
+            vopt && fam.ok() ? GenerateChecked(pruner, **fam, g, e.assignment, *vopt, residency)
                              : absl::NotFoundError("unknown variant or family");
         if (made.ok()) {
           Candidate c;
@@ -776,7 +785,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         auto accept = [&](const Assignment& n) {
           if (known.count(key_of(base.family, n, base.codegen_variant))) return false;
           absl::StatusOr<std::pair<double, codegen::GeneratedCode>> m =
-              GenerateChecked(pruner, *fam, g, n, *vopt);
+              GenerateChecked(pruner, *fam, g, n, *vopt, residency);
           if (!m.ok()) return false;
           made[AssignmentText(g, n)] = *std::move(m);
           return true;
@@ -833,7 +842,9 @@ std::string TuneCache::Key(const Program& program, const runtime::DeviceInfo& de
                            absl::string_view nvrtc_version, absl::string_view target_name,
                            const TuneOptions& options) {
   StableHasher h;
-  h.Add(absl::string_view("prism.tune-cache/1"));
+  // The version changes when generated code changes for the same candidate, so that no
+  // entry measured on older code is reused: /2 from balance_residency (2026-12-02).
+  h.Add(absl::string_view("prism.tune-cache/2"));
   h.Add(program.StructuralHash());
   h.Add(absl::string_view(device.name));
   h.Add(device.driver_version);

@@ -767,6 +767,68 @@ TEST(CodegenTest, ProgrammaticDependentLaunch) {
   }
 }
 
+// CodegenOptions::balance_residency: a kernel with dynamic shared memory whose grid fits in
+// one wave gets padding so that at most ceil(blocks / sms) of its blocks fit in an SM; the
+// pointwise combine kernel (no dynamic shared memory), a grid the padding cannot narrow
+// further, and padding over max_dynamic_smem_bytes are left alone. H200: 132 SMs of
+// 233,472 B, 1,024 B reserved per block.
+TEST(CodegenTest, BalanceResidency) {
+  const CodegenOptions::Residency h200 = {132, 233472, 1024};
+  struct ResidencyCase {
+    const char* name;
+    ProgramCase program;
+    bool wgmma, along_n;
+    CodegenOptions::Residency residency;
+    int64_t max_dynamic_smem_bytes;
+    int64_t want_bytes;  // kernel 0's dynamic shared memory
+    int64_t want_pad;    // of which padding
+  };
+  const ProgramCase gqa8 = {"gqa", "gqa", 8, false, "gx=16,gy=4,gz=4,F=8,T=128,S=2", 2};
+  const ProgramCase rms8 = {"rmsnorm_linear_split", "rmsnorm_linear", 8, true,
+                            "g=32,s=4,F=16,T=128,S=4", 2};
+  const ProgramCase lora1 = {"lora_splitk", "lora", 1, true, "g=16,s=8,F=8,T=128,S=3", 2};
+  const ResidencyCase cases[] = {
+      // 256 blocks: two per SM. 233472 / 3 - 1024 + 1 = 76801 bytes, three no longer fit.
+      {"gqa b=8, two per SM", gqa8, true, false, h200, 227 * 1024, 76801, 76801 - 74752},
+      {"off", gqa8, true, false, {}, 227 * 1024, 74752, 0},
+      // 64 SMs: four per SM; 233472 / 5 - 1023 = 45671 bytes, less than the kernel uses.
+      {"fewer SMs: nothing to narrow", gqa8, true, false, {64, 233472, 1024}, 227 * 1024, 74752, 0},
+      {"padding over the limit", gqa8, true, false, h200, 76800, 74752, 0},
+      // 128 blocks: one per SM, 233472 / 2 - 1023 = 115713 bytes.
+      {"rmsnorm_linear b=8, one per SM", rms8, false, false, h200, 227 * 1024, 115713,
+       115713 - 111616},
+      {"lora b=1, one per SM", lora1, false, true, h200, 227 * 1024, 115713, 115713 - 111024},
+  };
+  for (const ResidencyCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    CodegenOptions options;
+    options.attention_wgmma = c.wgmma;
+    options.gemm_warps_along_n = c.along_n;
+    options.balance_residency = c.residency;
+    options.max_dynamic_smem_bytes = c.max_dynamic_smem_bytes;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    ASSERT_EQ(code.launches.size(), 2u);
+    EXPECT_EQ(code.launches[0].dynamic_smem_bytes, c.want_bytes);
+    EXPECT_EQ(code.launches[0].residency_pad_bytes, c.want_pad);
+    EXPECT_EQ(code.launches[1].dynamic_smem_bytes, 0);  // the combine kernel
+    EXPECT_EQ(code.launches[1].residency_pad_bytes, 0);
+    const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+    EXPECT_EQ(j["kernels"][0]["dynamic_smem_bytes"], c.want_bytes);
+    EXPECT_EQ(j["kernels"][0].contains("residency_pad_bytes"), c.want_pad > 0);
+    if (c.want_pad > 0) {
+      EXPECT_EQ(j["kernels"][0]["residency_pad_bytes"], c.want_pad);
+    }
+    EXPECT_THAT(code.host_header,
+                HasSubstr(absl::StrCat("MaxDynamicSharedMemorySize, ", c.want_bytes)));
+    // The padding changes the launch only.
+    CodegenOptions plain = options;
+    plain.balance_residency = {};
+    ASSERT_OK_AND_ASSIGN(GeneratedCode unpadded, GenerateCuda(p, plain));
+    EXPECT_EQ(code.source, unpadded.source);
+  }
+}
+
 // CodegenOptions::cluster_combine folds the split-KV combine kernel into the partial kernel:
 // one launch in clusters of (1, 1, gz), no partial tensors among its arguments, the tiles in
 // shared memory read back through distributed shared memory between two cluster barriers.

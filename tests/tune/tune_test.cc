@@ -287,6 +287,15 @@ TEST(OptimizeTest, AttentionInstancesAlsoTryTheirCodegenVariants) {
   options.instances_per_family = 8;
   ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
   ASSERT_EQ(r.candidates.size(), 8u);
+  // The tuner generates with the target's residency balance: a kernel with dynamic shared
+  // memory fits at most ceil(blocks / SMs) of its blocks per SM.
+  for (const codegen::LaunchConfig& l : r.code.launches) {
+    if (l.dynamic_smem_bytes == 0) continue;
+    const int64_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
+    EXPECT_LE(target.smem_per_sm / (l.dynamic_smem_bytes + target.smem_reserved_per_block),
+              (blocks + target.sms - 1) / target.sms)
+        << l.function;
+  }
   const std::vector<std::string> order = {"programmatic_dependent_launch",
                                           "attention_tiles_per_warp=2,programmatic_dependent_launch"};
   std::map<std::string, int> seen;

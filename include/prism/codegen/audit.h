@@ -43,7 +43,7 @@ struct KernelAudit {
   std::string function;
   int sm = 0;
   int64_t model_smem_bytes = 0;       // block_resources.h smem_bytes
-  int64_t generated_smem_bytes = 0;   // dynamic (launch) + static (ptxas)
+  int64_t generated_smem_bytes = 0;   // dynamic (launch, less its residency padding) + static (ptxas)
   int64_t model_regs_per_thread = 0;  // block_resources.h regs_per_thread (a lower bound)
   int64_t accumulator_regs = 0;       // the generator's f32 accumulator registers per thread
   int64_t compiled_regs = 0;          // ptxas

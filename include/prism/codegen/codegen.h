@@ -134,6 +134,25 @@ struct CodegenOptions {
   // the two depends on the tile: rmsnorm_linear's 16 x 192 x 64 tiles, docs/performance.md.)
   // Other templates ignore it.
   bool gemm_warps_along_n = false;
+  // Spread each kernel's blocks evenly over the GPU's SMs (off while sms == 0). A grid that
+  // fits in one wave is not always spread evenly by the block scheduler: on the H200, 256
+  // blocks of a kernel that fits three per SM ran in 20.0 µs, and in 16.6 µs when at most two
+  // fit (gqa b=8, docs/performance.md). With c = ceil(B / sms) for a grid of B blocks, a kernel
+  // that stages tiles in dynamic shared memory, and whose shared memory would let c + 1 of its
+  // blocks share an SM, gets its dynamic shared memory raised to
+  // smem_per_sm / (c + 1) − smem_reserved_per_block + 1 bytes (unused padding, recorded in
+  // LaunchConfig::residency_pad_bytes): no SM can hold more than c of its blocks, and the rest
+  // of the SM's shared memory stays free for the next kernel's blocks. Never more than
+  // max_dynamic_smem_bytes; kernels without dynamic shared memory (the pointwise template) are
+  // left as they are, and so is a grid of more waves than its occupancy allows (c is then at
+  // least that occupancy, so the padding changes nothing). Fill it from the target
+  // (smt::Target's sms, smem_per_sm, smem_reserved_per_block).
+  struct Residency {
+    int64_t sms = 0;
+    int64_t smem_per_sm = 0;
+    int64_t smem_reserved_per_block = 0;
+  };
+  Residency balance_residency;
 };
 
 // How to launch one generated kernel.
@@ -150,6 +169,9 @@ struct LaunchConfig {
   // (CodegenOptions::programmatic_dependent_launch).
   bool programmatic = false;
   int64_t dynamic_smem_bytes = 0;  // needs cudaFuncAttributeMaxDynamicSharedMemorySize > 48 KiB
+  // Of dynamic_smem_bytes, the padding that caps the blocks per SM
+  // (CodegenOptions::balance_residency); the kernel uses the rest.
+  int64_t residency_pad_bytes = 0;
   // Kernel tensor indices (BlockProgram::tensors) passed as the kernel's
   // pointer arguments, in order; `written[i]` says whether argument i is
   // written (else read only).
