@@ -1003,6 +1003,9 @@ std::string HostHeader(const BlockProgram& p, const std::vector<LaunchConfig>& l
 void BalanceResidency(const CodegenOptions& options, LaunchConfig& l) {
   const CodegenOptions::Residency& r = options.balance_residency;
   if (r.sms <= 0 || r.smem_per_sm <= 0 || l.dynamic_smem_bytes == 0) return;
+  // A cluster's blocks must be co-resident in one GPC: capping the blocks per SM could leave a
+  // cluster nowhere to run.
+  if (l.cluster != std::array<int64_t, 3>{1, 1, 1}) return;
   const int64_t blocks = l.grid[0] * l.grid[1] * l.grid[2];
   const int64_t cap = (blocks + r.sms - 1) / r.sms;
   const int64_t want = r.smem_per_sm / (cap + 1) - r.smem_reserved_per_block + 1;

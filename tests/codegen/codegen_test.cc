@@ -827,6 +827,18 @@ TEST(CodegenTest, BalanceResidency) {
     ASSERT_OK_AND_ASSIGN(GeneratedCode unpadded, GenerateCuda(p, plain));
     EXPECT_EQ(code.source, unpadded.source);
   }
+  // A cluster launch (cluster_combine) is not padded: its blocks must share a GPC. (With 512
+  // SMs its 256 blocks would be capped at one per SM: 115,713 bytes.)
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(gqa8));
+  CodegenOptions options;
+  options.cluster_combine = true;
+  ASSERT_OK_AND_ASSIGN(GeneratedCode unpadded, GenerateCuda(p, options));
+  ASSERT_LT(unpadded.launches[0].dynamic_smem_bytes, 115713);
+  options.balance_residency = {512, 233472, 1024};
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+  ASSERT_EQ(code.launches.size(), 1u);
+  EXPECT_EQ(code.launches[0].dynamic_smem_bytes, unpadded.launches[0].dynamic_smem_bytes);
+  EXPECT_EQ(code.launches[0].residency_pad_bytes, 0);
 }
 
 // CodegenOptions::cluster_combine folds the split-KV combine kernel into the partial kernel:

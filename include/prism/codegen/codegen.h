@@ -143,7 +143,8 @@ struct CodegenOptions {
   // smem_per_sm / (c + 1) − smem_reserved_per_block + 1 bytes (unused padding, recorded in
   // LaunchConfig::residency_pad_bytes): no SM can hold more than c of its blocks, and the rest
   // of the SM's shared memory stays free for the next kernel's blocks. Never more than
-  // max_dynamic_smem_bytes; kernels without dynamic shared memory (the pointwise template) are
+  // max_dynamic_smem_bytes; kernels without dynamic shared memory (the pointwise template) and
+  // cluster launches (cluster_combine: a cluster's blocks must be co-resident in one GPC) are
   // left as they are, and so is a grid of more waves than its occupancy allows (c is then at
   // least that occupancy, so the padding changes nothing). Fill it from the target
   // (smt::Target's sms, smem_per_sm, smem_reserved_per_block).
