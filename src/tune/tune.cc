@@ -92,8 +92,19 @@ struct Sampled {
   std::string first_error;                    // the preferred instance's codegen message
 };
 
+// Instance `a` of family graph `g`, generated with `options` and the target's `residency`
+// (every instance the tuner generates goes through here).
+absl::StatusOr<codegen::GeneratedCode> GenerateInstance(
+    const SGraph& g, const Assignment& a, codegen::CodegenOptions options,
+    const codegen::CodegenOptions::Residency& residency) {
+  PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
+  options.balance_residency = residency;
+  return codegen::GenerateCuda(bp, options);
+}
+
+// `residency.sms`: the target's SMs (the strata's one-wave test).
 absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::FamilyResult& fr,
-                                        int count, int64_t sms, int sm,
+                                        int count, int sm,
                                         const codegen::CodegenOptions::Residency& residency) {
   const SGraph& g = *fr.graph;
   ExprContext fctx;
@@ -102,10 +113,7 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   auto generate = [&](const Assignment& a, const codegen::CodegenOptions& options =
                                                  codegen::CodegenOptions())
       -> absl::StatusOr<codegen::GeneratedCode> {
-    PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
-    codegen::CodegenOptions o = options;
-    o.balance_residency = residency;
-    return codegen::GenerateCuda(bp, o);
+    return GenerateInstance(g, a, options, residency);
   };
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // kWgmmaOnlyAttention applies to attention families only (the same for all their instances).
@@ -285,7 +293,8 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     st.key = gkey;
     st.best = std::numeric_limits<double>::infinity();
     st.under_one_wave =
-        fr.kernels > 1 && sms > 0 && subs.begin()->second.front().blocks * 8 < sms * 7;
+        fr.kernels > 1 && residency.sms > 0 &&
+        subs.begin()->second.front().blocks * 8 < residency.sms * 7;
     // Diagonal order of the (threads, stages) table: (t0,s0), (t1,s1), ..., then (t0,s1), ...
     std::vector<int64_t> ts, ss;
     for (const auto& [k, members] : subs) {
@@ -399,13 +408,11 @@ std::optional<codegen::CodegenOptions> VariantOptions(
 // tuning-cache entry that names no sampled candidate.
 absl::StatusOr<std::pair<double, codegen::GeneratedCode>> GenerateChecked(
     prune::Pruner& pruner, const prune::Family& family, const SGraph& g, const Assignment& a,
-    codegen::CodegenOptions options, const codegen::CodegenOptions::Residency& residency) {
+    const codegen::CodegenOptions& options, const codegen::CodegenOptions::Residency& residency) {
   PRISM_ASSIGN_OR_RETURN(prune::InstanceCheck check,
                          pruner.CheckInstance(family, a, std::nullopt));
   if (!check.ok()) return absl::FailedPreconditionError("not a feasible instance");
-  PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
-  options.balance_residency = residency;
-  PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, codegen::GenerateCuda(bp, options));
+  PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, GenerateInstance(g, a, options, residency));
   return std::make_pair(check.cost_lower_bound_us, std::move(code));
 }
 
@@ -518,7 +525,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   for (size_t f = 0; f < r.search.families.size() && families_used < options.top_families; ++f) {
     const search::FamilyResult& fr = r.search.families[f];
     PRISM_ASSIGN_OR_RETURN(Sampled sampled,
-                           SampleInstances(pruner, fr, options.instances_per_family, target.sms,
+                           SampleInstances(pruner, fr, options.instances_per_family,
                                            r.device ? r.device->sm()
                                                     : static_cast<int>(target.compute_capability),
                                            residency));
