@@ -34,6 +34,13 @@ constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;
 constexpr int64_t kMaxAccumulatorRegs = 192;  // per thread; more would spill
 constexpr int64_t kPadElems = 8;  // 16 bytes of f16 per shared row: conflict-free fragments
 
+// The row pitch, in f32 elements, of a matmul's cross-warp reduction buffer for an N tile of
+// `n` (a multiple of 8): ≡ 8 or 24 (mod 32), so that the float2 fragment stores of a half warp
+// (four rows g, four column pairs t) fall in 32 distinct banks. An unpadded N that is a
+// multiple of 32 put all eight rows of a warp's store in the same four banks: an 8-way
+// conflict on every store (docs/codegen.md, "The cross-warp reduction buffer").
+int64_t RedPitch(int64_t n) { return n % 16 == 0 ? n + 8 : n; }
+
 struct LoopInput {
   int op = -1;
   int64_t rows = 0, cols = 0, pitch = 0;
@@ -44,6 +51,7 @@ struct MatMulPlan {
   int op = -1, acc = -1, a = -1, b = -1;
   int64_t n = 0;           // the N tile
   int64_t red_offset = 0;  // bytes within the reduction buffer
+  int64_t red_pitch = 0;   // f32 elements per row of the reduction buffer (RedPitch)
   // A chained loop matmul (lora's split: acc_sum((X·A)·B)): `a` is the inner loop matmul X·A
   // (inner_, [M, 16], never stored), `b` a loop-invariant [16, N] input whose fragments are
   // read once from global memory into registers before the loop.
@@ -416,7 +424,7 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
       const MatMulPlan& mm = *std::find_if(matmuls_.begin(), matmuls_.end(),
                                            [&](const MatMulPlan& x) { return x.acc == i; });
       e = absl::StrCat("ReduceAcc(reinterpret_cast<const float*>(smem + ", mm.red_offset, "), ", m,
-                       " * ", mm.n, " + ", n, ", ", mtiles_ * kMmaM * mm.n, ")");
+                       " * ", mm.red_pitch, " + ", n, ", ", mtiles_ * kMmaM * mm.red_pitch, ")");
       break;
     }
     case BlockOpKind::kMatMul: {
@@ -432,7 +440,7 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
                       TileOrigin(pm.b, 1, false), " + n;\n");
       absl::StrAppend(&body_, "#pragma unroll\n        for (int r = 0; r < ", pm.r, "; ++r) ", v,
                       " += ReduceAcc(reinterpret_cast<const float*>(smem + ", mm.red_offset,
-                      "), ", m, " * ", mm.n, " + r, ", mtiles_ * kMmaM * mm.n,
+                      "), ", m, " * ", mm.red_pitch, " + r, ", mtiles_ * kMmaM * mm.red_pitch,
                       ") * F16ToF32(bp[(long long)r * ", tb.shape[1], "LL]);\n      }\n");
       emitted_[i] = v;
       return v;
@@ -526,13 +534,14 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
         wn_, " warp(s) along N), over the limit of ", kMaxAccumulatorRegs));
   }
   launch.stage_bytes = inputs_.back().offset + inputs_.back().rows * inputs_.back().pitch * 2;
-  // Reduction buffer: per matmul WK × (16·mtiles) × N f32; per sum of squares
+  // Reduction buffer: per matmul WK × (16·mtiles) × RedPitch(N) f32; per sum of squares
   // WK × 16·mtiles.
   const int64_t mrows = static_cast<int64_t>(mtiles_) * kMmaM;
   int64_t red = 0;
   for (MatMulPlan& m : matmuls_) {
     m.red_offset = red;
-    red += wk_ * mrows * m.n * 4;
+    m.red_pitch = RedPitch(m.n);
+    red += wk_ * mrows * m.red_pitch * 4;
   }
   for (SumSqPlan& s : sumsqs_) {
     s.red_offset = red;
@@ -816,18 +825,20 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                   "(void)g; (void)t;\n");
   for (const MatMulPlan& m : matmuls_) {
     const int ntw = ntw_of(m);
-    const int64_t nt = m.n;
-    absl::StrAppend(&s, "    {\n    float* red = reinterpret_cast<float*>(smem + ", m.red_offset,
-                    ") + wk * ", mrows * nt, ";\n");
+    const int64_t rp = m.red_pitch;
+    absl::StrAppend(&s, "    {  // rows of ", m.n, " + ", rp - m.n,
+                    " f32: a half warp's float2 stores hit 32 distinct banks\n"
+                    "    float* red = reinterpret_cast<float*>(smem + ",
+                    m.red_offset, ") + wk * ", mrows * rp, ";\n");
     absl::StrAppend(&s, "#pragma unroll\n    for (int mt = 0; mt < ", mtiles_,
                     "; ++mt)\n#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) {\n");
     absl::StrAppend(&s, "      const int r = mt * 16 + g, c = (wn * ", ntw,
                     " + nt) * 8 + 2 * t;\n");
-    absl::StrAppend(&s, "      red[r * ", nt, " + c] = acc", m.op, "[mt][nt][0];\n");
-    absl::StrAppend(&s, "      red[r * ", nt, " + c + 1] = acc", m.op, "[mt][nt][1];\n");
-    absl::StrAppend(&s, "      red[(r + 8) * ", nt, " + c] = acc", m.op, "[mt][nt][2];\n");
-    absl::StrAppend(&s, "      red[(r + 8) * ", nt, " + c + 1] = acc", m.op,
-                    "[mt][nt][3];\n    }\n    }\n");
+    absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r * ", rp, " + c) = make_float2(acc",
+                    m.op, "[mt][nt][0], acc", m.op, "[mt][nt][1]);\n");
+    absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + (r + 8) * ", rp,
+                    " + c) = make_float2(acc", m.op, "[mt][nt][2], acc", m.op,
+                    "[mt][nt][3]);\n    }\n    }\n");
   }
   for (const SumSqPlan& q : sumsqs_) {
     absl::StrAppend(&s, "    {\n    float* rss = reinterpret_cast<float*>(smem + ", q.red_offset,
