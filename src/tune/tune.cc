@@ -32,6 +32,9 @@
 #include "prism/prune/block_family.h"
 #include "prism/prune/pruner.h"
 
+// kGeneratorSourceHash: a hash of the generator and tuner sources (src/tune/CMakeLists.txt).
+#include "generator_source_hash.inc"
+
 namespace prism::tune {
 namespace {
 
@@ -849,9 +852,11 @@ std::string TuneCache::Key(const Program& program, const runtime::DeviceInfo& de
                            absl::string_view nvrtc_version, absl::string_view target_name,
                            const TuneOptions& options) {
   StableHasher h;
-  // The version changes when generated code changes for the same candidate, so that no
-  // entry measured on older code is reused: /2 from balance_residency (2026-12-02).
-  h.Add(absl::string_view("prism.tune-cache/2"));
+  // The format version, then the hash of the generator's and the tuner's sources at build
+  // time (cmake/PrismSourceHash.cmake): an entry measured on code that this build no longer
+  // generates, or on candidates it no longer tries, is never reused.
+  h.Add(absl::string_view("prism.tune-cache/3"));
+  h.Add(absl::string_view(kGeneratorSourceHash));
   h.Add(program.StructuralHash());
   h.Add(absl::string_view(device.name));
   h.Add(device.driver_version);

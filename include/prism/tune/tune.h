@@ -223,9 +223,11 @@ struct TuneCacheEntry {
 class TuneCache {
  public:
   explicit TuneCache(std::string dir);  // empty: disabled (Lookup misses, Store does nothing)
-  // 16 hex digits of a stable hash of Program::StructuralHash, the GPU name, the driver
-  // version, the NVRTC version, the target name and the options that change the candidates
-  // (top_families, instances_per_family, seed, refine_rounds, refine_top, refine_max).
+  // 16 hex digits of a stable hash of the cache format version, the build's generator source
+  // hash (the sources of codegen/, kernels/ and tune/, hashed at build time),
+  // Program::StructuralHash, the GPU name, the driver version, the NVRTC version, the target
+  // name and the options that change the candidates (top_families, instances_per_family,
+  // seed, refine_rounds, refine_top, refine_max).
   static std::string Key(const Program& program, const runtime::DeviceInfo& device,
                          absl::string_view nvrtc_version, absl::string_view target_name,
                          const TuneOptions& options);
