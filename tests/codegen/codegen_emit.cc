@@ -5,13 +5,17 @@
 // CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and OUTDIR/host.h (OUTDIR is created). TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
 // 1) attention_pipeline, LAZY (0 or 1) attention_lazy_rescale, EXP16 (0 or 1)
 // attention_exp_f16x2, CLUSTER (0 or 1) cluster_combine, PDL (0 or 1)
-// programmatic_dependent_launch, WGMMA (0 or 1) attention_wgmma. Exit 1 with the status on
-// error (Unimplemented included).
+// programmatic_dependent_launch, WGMMA (0 or 1) attention_wgmma, WARPS_ALONG_N (0 or 1)
+// gemm_warps_along_n. Environment PRISM_EMIT_BALANCE=SMS,SMEM_PER_SM,RESERVED sets
+// balance_residency as the tuner does for a target (the H200: 132,233472,1024). Exit 1 with
+// the status on error (Unimplemented included).
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -62,6 +66,15 @@ int main(int argc, char** argv) {
   if (argc > 11) opts.programmatic_dependent_launch = std::string(argv[11]) == "1";
   if (argc > 12) opts.attention_wgmma = std::string(argv[12]) == "1";
   if (argc > 13) opts.gemm_warps_along_n = std::string(argv[13]) == "1";
+  if (const char* b = std::getenv("PRISM_EMIT_BALANCE"); b != nullptr) {
+    const std::vector<std::string> f = absl::StrSplit(b, ',');
+    if (f.size() != 3 || !absl::SimpleAtoi(f[0], &opts.balance_residency.sms) ||
+        !absl::SimpleAtoi(f[1], &opts.balance_residency.smem_per_sm) ||
+        !absl::SimpleAtoi(f[2], &opts.balance_residency.smem_reserved_per_block)) {
+      std::fprintf(stderr, "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED\n");
+      return 2;
+    }
+  }
   absl::StatusOr<codegen::GeneratedCode> code = codegen::GenerateCuda(*p, opts);
   if (!code.ok()) {
     std::fprintf(stderr, "%s\n", code.status().ToString().c_str());
