@@ -250,34 +250,6 @@ __device__ __forceinline__ void LoadBFragmentX4(u32_t (&b)[4], const f16_t* s, i
                : "r"(a));
 }
 
-// Σ x² (f32) of 16 rows of an f16 tile in shared memory, on the tensor cores: A·Aᵀ for the
-// [16, kCols] row block A, whose diagonal holds the rows' sums of squares (f16 products are
-// exact in f32 and accumulated in f32, so no f16 range limit applies). `addr(rr, c)` is the
-// shared-space address of the 16-byte chunk of block row rr (0..15) at column c (a multiple of
-// 8); kCols % 16 == 0. An ldmatrix.x4 loads A's m16k16 fragment a0..a3; Aᵀ's two n8k16
-// fragments are {a0, a2} (block rows 0-7) and {a1, a3} (rows 8-15). In the lane with
-// lane % 4 == lane / 8, `lo` and `hi` are the sums of block rows lane / 4 and lane / 4 + 8
-// (diagonal elements (g, g) of the first product and (g + 8, g) of the second); other lanes
-// get off-diagonal values. Whole warps only.
-template <int kCols, typename AddrFn>
-__device__ __forceinline__ void SumSqRows16(AddrFn addr, int lane, float& lo, float& hi) {
-  float d0[4] = {0.f, 0.f, 0.f, 0.f}, d1[4] = {0.f, 0.f, 0.f, 0.f};
-  const int mi = lane >> 3, rr = (mi & 1) * 8 + (lane & 7), cc = (mi >> 1) * 8;
-#pragma unroll
-  for (int k0 = 0; k0 < kCols; k0 += 16) {
-    u32_t a[4];
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                 : "r"(static_cast<u32_t>(addr(rr, k0 + cc))));
-    const u32_t b0[2] = {a[0], a[2]}, b1[2] = {a[1], a[3]};
-    MmaM16N8K16(d0, a, b0);
-    MmaM16N8K16(d1, a, b1);
-  }
-  const bool odd = (lane >> 2) & 1;
-  lo = odd ? d0[1] : d0[0];
-  hi = odd ? d1[3] : d1[2];
-}
-
 // ---- reductions ------------------------------------------------------------------------------
 __device__ __forceinline__ float QuadSum(float v) {  // over the 4 lanes sharing lane/4
   v += __shfl_xor_sync(0xffffffffu, v, 1);

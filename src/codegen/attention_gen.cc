@@ -37,7 +37,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "gen_util.h"
-#include "prism/base/check.h"
 #include "prism/base/status.h"
 #include "prism/ir/program.h"
 
@@ -570,43 +569,68 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   }
   absl::StrAppend(&qfrag, "      }\n");
   }
-  // rms(V)'s factor per KV row of the stage at `b` into `dst`: Σv² of 16 rows at a time on the
-  // tensor cores (SumSqRows16: an ldmatrix.x4 and two mma per 16 columns), the warps taking
-  // the chunk's row blocks in turn; the lanes holding the diagonal write the factors. About a
-  // sixth of the instructions of one thread per row with f16→f32 conversions and FMAs (that
-  // form cost qknorm_gqa b=8 289 of its 923 instructions per chunk, docs/performance.md).
-  auto vinv_code = [&](const std::string& b, const std::string& dst) {
+  // rms(V)'s factor per KV row of the stage at `b` into `dst`, 16-byte reads (conflict-free
+  // with the padded pitch). With fewer rows than threads, four (or two) threads share a row
+  // when Dv allows (a quarter or half of the row each, summed by shuffles within the group;
+  // every thread runs the same trips, so the shuffles see whole warps): the factors are ready
+  // sooner, the idle threads did nothing before. Else one thread per row.
+  // The pipelined loop computes the next chunk's factors off the critical path and has no
+  // registers to spare (`shared_rows` false: one thread per row there).
+  auto vinv_code = [&](const std::string& b, const std::string& dst, bool shared_rows) {
     std::string c;
     if (rms_v_ < 0) return c;
     const ConcreteBlockOp& r = k_.ops[rms_v_];
-    const int64_t rows = gt_ * lc_, warps = k_.threads / 32;
-    // Whole blocks of 16 rows: lc_ is a multiple of 16 (Analyze requires lw_ = lc_ / ws_ to be).
-    PRISM_CHECK(rows % 16 == 0, "rms(V) rows ", rows, " not a multiple of 16");
-    // The shared address of the 16-byte chunk at column cc of V row rv.
+    const int64_t rows = gt_ * lc_;
+    int64_t lanes = 1;  // threads per row
+    for (int64_t k : {4, 2}) {
+      if (shared_rows && lanes == 1 && rows * k <= k_.threads && dv_ % (8 * k) == 0) lanes = k;
+    }
+    const bool quad = lanes > 1;
+    const int64_t items = lanes * rows, cols = dv_ / lanes;
+    // wgmma: `row` is the head's swizzled V tile and the row's chunks are found by Sw128Offset.
+    const std::string row_ptr =
+        wgmma_ ? absl::StrCat("reinterpret_cast<const f16_t*>(", b, " + ", v_off, " + (r / ", lc_,
+                              ") * ", v_head, ")")
+               : absl::StrCat("reinterpret_cast<const f16_t*>(", b, " + ", v_off, ") + (r / ",
+                              lc_, ") * ", lc_ * vpitch, " + (r % ", lc_, ") * ", vpitch,
+                              quad ? absl::StrCat(" + part * ", cols) : "");
     const std::string chunk =
-        wgmma_ ? absl::StrCat(b, " + ", v_off, " + (rv / ", lc_, ") * ", v_head,
-                              " + Sw128Offset(", lc_, ", rv % ", lc_, ", cc)")
-               : absl::StrCat(b, " + ", v_off, " + (rv / ", lc_, ") * ", v_head, " + (rv % ", lc_,
-                              ") * ", vpitch * 2, " + cc * 2");
+        wgmma_ ? absl::StrCat("reinterpret_cast<const unsigned char*>(row) + Sw128Offset(", lc_,
+                              ", r % ", lc_, ", ", quad ? absl::StrCat("part * ", cols, " + ") : "",
+                              "c)")
+               : "row + c";
+    const std::string sum = absl::StrCat(
+        "#pragma unroll\n        for (int c = 0; c < ", cols,
+        "; c += 8) {\n          const uint4 w = *reinterpret_cast<const uint4*>(", chunk, ");\n"
+        "          const u32_t ws4[4] = {w.x, w.y, w.z, w.w};\n"
+        "#pragma unroll\n          for (int j = 0; j < 4; ++j) {\n"
+        "            const float a = F16ToF32(ws4[j] & 0xffff), b = F16ToF32(ws4[j] >> 16);\n"
+        "            ss = fmaf(a, a, ss);\n            ss = fmaf(b, b, ss);\n          }\n"
+        "        }\n");
     const std::string factor = absl::StrCat(
         "1.0f / sqrtf(ss / ", FloatLit(static_cast<double>(dv_)), " + ", FloatLit(r.eps), ")");
-    absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_),
-                    ": per-row factor, Σv² of 16 rows per warp step on the tensor cores\n");
-    absl::StrAppend(&c, "    for (int r0 = warp * 16; r0 < ", rows, "; r0 += ", warps * 16,
-                    ") {\n      float ss_lo, ss_hi;\n      SumSqRows16<", dv_,
-                    ">([&](int rr, int cc) {\n        const int rv = r0 + rr;\n"
-                    "        return __cvta_generic_to_shared(",
-                    chunk,
-                    ");\n      }, lane, ss_lo, ss_hi);\n");
-    absl::StrAppend(&c,
-                    "      if ((lane & 3) == (lane >> 3)) {\n"
-                    "        const int rl = r0 + (lane >> 2);\n");
-    using Half = std::pair<const char*, const char*>;
-    for (const auto& [half, row] : {Half{"lo", "rl"}, Half{"hi", "rl + 8"}}) {
-      absl::StrAppend(&c, "        { const float ss = ss_", half, "; ", dst, "[", row,
-                      "] = ", factor, "; }\n");
+    if (quad) {
+      const bool partial = items % k_.threads != 0;
+      absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_), ": per-row factor, ", lanes,
+                      " threads per V row\n");
+      absl::StrAppend(&c, "    for (int q0 = 0; q0 < ", items, "; q0 += ", k_.threads,
+                      ") {\n      const int q = q0 + tid, r = q / ", lanes, ", part = q % ", lanes,
+                      ";\n      float ss = 0.f;\n");
+      absl::StrAppend(&c, partial ? absl::StrCat("      if (q < ", items, ") {\n") : "      {\n",
+                      "        const f16_t* row = ", row_ptr, ";\n", sum, "      }\n");
+      for (int64_t x = 1; x < lanes; x *= 2) {
+        absl::StrAppend(&c, "      ss += __shfl_xor_sync(0xffffffffu, ss, ", x, ");\n");
+      }
+      absl::StrAppend(&c, "      if (part == 0", partial ? absl::StrCat(" && q < ", items) : "",
+                      ") ", dst, "[r] = ", factor, ";\n    }\n");
+    } else {
+      absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_),
+                      ": per-row factor, one thread per V row\n");
+      absl::StrAppend(&c, "    for (int r = tid; r < ", rows, "; r += ", k_.threads,
+                      ") {\n      float ss = 0.f;\n      {\n        const f16_t* row = ", row_ptr,
+                      ";\n", sum, "      }\n");
+      absl::StrAppend(&c, "      ", dst, "[r] = ", factor, ";\n    }\n");
     }
-    absl::StrAppend(&c, "      }\n    }\n");
     return c;
   };
   // S = Q·K of the stage at `b` into the new array `sc` (each K fragment loaded once for the
@@ -797,7 +821,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, "  }\n");
     if (rms_v_ >= 0) {
       absl::StrAppend(&s, "  {\n    const unsigned char* nb = smem + ", stage_off, ";\n",
-                      vinv_code("nb", "vinv"), "  }\n");
+                      vinv_code("nb", "vinv", false), "  }\n");
     }
     absl::StrAppend(&s, qk_code("sc", absl::StrCat("smem + ", stage_off)));
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
@@ -809,7 +833,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s, "    const unsigned char* nb = smem + ", stage_off,
                     " + ((it + 1) % kStages) * ", launch.stage_bytes,
                     ";  // chunk it+1 (unused data after the last chunk)\n");
-    absl::StrAppend(&s, vinv_code("nb", absl::StrCat("(vinv + ((it + 1) & 1) * ", gt_ * lc_, ")")));
+    absl::StrAppend(&s, vinv_code("nb", absl::StrCat("(vinv + ((it + 1) & 1) * ", gt_ * lc_, ")"),
+                                  false));
     absl::StrAppend(&s, qk_code("sn", "nb", !wgmma_));
     absl::StrAppend(
         &s, softmax_pv_code("sc", "base", absl::StrCat("(vinv + (it & 1) * ", gt_ * lc_, ")")));
@@ -840,7 +865,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     // rms(V)'s factors are written after the iteration's first barrier (every warp is done with
     // the previous chunk's) and read after a second one, placed after S = Q·K so that the
     // factor computation overlaps the score matmul.
-    absl::StrAppend(&s, vinv_code("base", "vinv"));
+    absl::StrAppend(&s, vinv_code("base", "vinv", true));
     absl::StrAppend(&s, qk_code("sc", "base"));
     if (rms_v_ >= 0) absl::StrAppend(&s, "    __syncthreads();\n");
     absl::StrAppend(&s, softmax_pv_code("sc", "base", "vinv"));

@@ -465,21 +465,16 @@ TEST(CodegenTest, AttentionEpilogueAndSoftmaxOptions) {
         "const float sl = lacc[tp][0] * e_lo"},
        {"__any_sync", "l_lo[tp] += p0 + p1;"},
        0},
-      // rms(V): 64 V rows per chunk, 8 warps: Σv² of 16 rows per warp step on the tensor cores
-      // (the first four warps); the f16x2 P scaled after Σ P.
+      // rms(V): 64 V rows per chunk, 256 threads: four per row; the f16x2 P scaled after Σ P.
       {"qknorm_gqa", 8, a(16, 1, 8, 8, 256, 2), false, true,
-       {"per-row factor, Σv² of 16 rows per warp step on the tensor cores",
-        "for (int r0 = warp * 16; r0 < 64; r0 += 128) {", "SumSqRows16<64>([&](int rr, int cc) {",
-        "return __cvta_generic_to_shared(base + 9216 + (rv / 64) * 9216 + (rv % 64) * 144 + "
-        "cc * 2);",
-        "{ const float ss = ss_hi; vinv[rl + 8] = 1.0f / sqrtf(ss / 64.0f + 9.99999997e-07f); }",
+       {"per-row factor, 4 threads per V row", "ss += __shfl_xor_sync(0xffffffffu, ss, 2);",
         "pf[tp][j][0] = MulF16x2(pf[tp][j][0], iv2);"},
-       {"F16ToF32(ws4[j] & 0xffff)"},
+       {"one thread per V row"},
        0},
-      // 128 V rows, 4 warps: two row blocks each.
+      // 128 V rows, 128 threads: one per row.
       {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 2), false, false,
-       {"for (int r0 = warp * 16; r0 < 128; r0 += 64) {", "if ((lane & 3) == (lane >> 3)) {"},
-       {"F16ToF32(ws4[j] & 0xffff)"},
+       {"per-row factor, one thread per V row"},
+       {"threads per V row\n"},
        0},
   };
   for (const AttentionSourceCase& c : cases) {
@@ -1106,8 +1101,8 @@ TEST(CodegenTest, AttentionWgmma) {
       // through the swizzle, the warpgroups' partial sums through the reduction buffer.
       {{"qknorm_gqa", "qknorm_gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=256,S=3", 2},
        false,
-       {"for (int r0 = warp * 16; r0 < 128; r0 += 128) {",
-        "(rv / 128) * 16384 + Sw128Offset(128, rv % 128, cc));",
+       {"per-row factor, 2 threads per V row",
+        "Sw128Offset(128, r % 128, part * 32 + c)",
         "const float ssl = SumSqRowSw128(qh, 64, r_lo, t4 * 16, 16), ssh = SumSqRowSw128(qh, "
         "64, r_lo + 8, t4 * 16, 16);",
         "float* red = reinterpret_cast<float*>(smem + 9216)"},
