@@ -834,11 +834,16 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                     "; ++mt)\n#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) {\n");
     absl::StrAppend(&s, "      const int r = mt * 16 + g, c = (wn * ", ntw,
                     " + nt) * 8 + 2 * t;\n");
+    // Rows ≥ M (the zero rows of the M padding) are never read back: with M ≤ 8 the upper
+    // half of every m16 fragment is not stored at all.
     absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r * ", rp, " + c) = make_float2(acc",
                     m.op, "[mt][nt][0], acc", m.op, "[mt][nt][1]);\n");
-    absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + (r + 8) * ", rp,
-                    " + c) = make_float2(acc", m.op, "[mt][nt][2], acc", m.op,
-                    "[mt][nt][3]);\n    }\n    }\n");
+    if (mtiles_ > 1 || mt_ > 8) {
+      absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + (r + 8) * ", rp,
+                      " + c) = make_float2(acc", m.op, "[mt][nt][2], acc", m.op,
+                      "[mt][nt][3]);\n");
+    }
+    absl::StrAppend(&s, "    }\n    }\n");
   }
   for (const SumSqPlan& q : sumsqs_) {
     absl::StrAppend(&s, "    {\n    float* rss = reinterpret_cast<float*>(smem + ", q.red_offset,
@@ -862,11 +867,35 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     const ConcreteTensor& t = p_.tensors[op.tensor];
     emitted_.clear();
     body_.clear();
-    const std::string v = ElementExpr(op.operands[0], op.tile);
     absl::StrAppend(&s, "  {  // ", OpLabel(o), " → ", t.name, "\n");
     const bool f32_out = t.dtype == DType::kF32;
     const auto [base, ld] = OutBase(o);
     absl::StrAppend(&s, "    ", f32_out ? "float" : "f16_t", "* out = ", base, ";\n");
+    // An f32 output of a matmul's accumulator as it is (a split-K partial) with whole float4s
+    // in every row of the tile and of the tensor: four columns per thread, float4 shared loads
+    // and global stores; the warps' partials are added in ReduceAcc's order (same result).
+    const int src = op.operands[0];
+    const auto vec = std::find_if(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
+      return m.acc == src && op.tile == std::vector<int64_t>{mt_, m.n};
+    });
+    if (f32_out && vec != matmuls_.end() && !post_operands_.count(src) && vec->n % 4 == 0 &&
+        t.shape[1] % 4 == 0 &&
+        (fused_combine_ == nullptr || !fused_combine_->tensors.count(op.tensor))) {
+      const int64_t q = vec->n / 4;
+      absl::StrAppend(&s, "    for (int e = tid; e < ", mt_ * q, "; e += ", k_.threads,
+                      ") {  // four columns per thread\n");
+      absl::StrAppend(&s, "      const int m = e / ", q, ", n = (e % ", q, ") * 4;\n");
+      absl::StrAppend(&s, "      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);\n#pragma unroll\n",
+                      "      for (int w = 0; w < ", wk_, "; ++w) {\n");
+      absl::StrAppend(&s, "        const float4 p = *reinterpret_cast<const float4*>(",
+                      "reinterpret_cast<const float*>(smem + ", vec->red_offset, ") + w * ",
+                      mtiles_ * kMmaM * vec->red_pitch, " + m * ", vec->red_pitch, " + n);\n");
+      absl::StrAppend(&s, "        v.x += p.x; v.y += p.y; v.z += p.z; v.w += p.w;\n      }\n");
+      absl::StrAppend(&s, "      *reinterpret_cast<float4*>(out + (long long)m * ", ld,
+                      " + n) = v;\n    }\n  }\n");
+      continue;
+    }
+    const std::string v = ElementExpr(op.operands[0], op.tile);
     absl::StrAppend(&s, "    for (int e = tid; e < ", op.tile[0] * op.tile[1],
                     "; e += ", k_.threads, ") {\n");
     absl::StrAppend(&s, "      const int m = e / ", op.tile[1], ", n = e % ", op.tile[1],

@@ -526,9 +526,9 @@ TEST(CodegenTest, LoraAndNtransGenerateOneKernel) {
         "const f16_t* bp = t_B + (0LL) * 4096LL + (long long)blockIdx.x * 64LL + n;",
         "for (int r = 0; r < 16; ++r) v8 += ReduceAcc(reinterpret_cast<const float*>(smem + "
         "36864), m * 24 + r, 384) * F16ToF32(bp[(long long)r * 4096LL]);",
-        // The reduction rows padded (64 + 8 f32), stored as float2.
-        "*reinterpret_cast<float2*>(red + (r + 8) * 72 + c) = make_float2(acc4[mt][nt][2], "
-        "acc4[mt][nt][3]);",
+        // The reduction rows padded (64 + 8 f32), stored as float2 (rows 0-7 only: M = 8).
+        "*reinterpret_cast<float2*>(red + r * 72 + c) = make_float2(acc4[mt][nt][0], "
+        "acc4[mt][nt][1]);",
         "const float v5 = ReduceAcc(reinterpret_cast<const float*>(smem + 0), m * 72 + n, 1152);",
         "const float v9 = v5 + v8;  // Yt (add)"},
        3 * 53376,
@@ -688,19 +688,33 @@ struct ReductionRowsCase {
   int batch;
   Assignment assignment;
   std::vector<std::pair<int64_t, int64_t>> rows;  // (N tile, pitch) per matmul, in order
+  bool upper_half = true;      // rows 8-15 of the m16 fragments stored (M > 8)
+  const char* vector_loop = nullptr;  // the float4 epilogue of a split-K partial, if expected
 };
 
 TEST(CodegenTest, ReductionRowsAreConflictFree) {
   const ReductionRowsCase cases[] = {
+      // M = 16: both fragment halves; the partial X·W stored four columns per thread.
       {"rmsnorm_linear_split", "rmsnorm_linear", 8,
-       {{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 4}}, {{192, 200}}},
+       {{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 4}}, {{192, 200}}, true,
+       "const float4 p = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(smem + "
+       "0) + w * 3200 + m * 200 + n);"},
+      // gated_mlp's split partials: both products, each four columns per thread (M = 8).
       {"gated_mlp_splitk", "gated_mlp", 8, {{"g", 64}, {"s", 4}, {"F", 8}, {"T", 128}, {"S", 3}},
-       {{64, 72}, {64, 72}}},
-      {"lora", "lora", 8, {{"g", 64}, {"F", 16}, {"T", 256}, {"S", 3}}, {{64, 72}, {16, 24}}},
-      // N = 96 (≡ 0 mod 32) and N = 24 (≡ 24: no padding needed).
+       {{64, 72}, {64, 72}}, false,
+       "const float4 p = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(smem + "
+       "18432) + w * 1152 + m * 72 + n);"},
+      // lora in one kernel: its output is X·W + (X·A)·B in f16, an expression: one element per
+      // thread.
+      {"lora", "lora", 8, {{"g", 64}, {"F", 16}, {"T", 256}, {"S", 3}}, {{64, 72}, {16, 24}},
+       false},
+      // M = 2: the upper halves (rows 8-15, all padding) are not stored. N = 96 (≡ 0 mod 32).
       {"rmsnorm_linear_split", "rmsnorm_linear", 1,
-       {{"g", 64}, {"s", 8}, {"F", 8}, {"T", 256}, {"S", 3}}, {{96, 104}}},
-      {"lora_splitk", "lora", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}, {{128, 136}}},
+       {{"g", 64}, {"s", 8}, {"F", 8}, {"T", 256}, {"S", 3}}, {{96, 104}}, false,
+       "for (int e = tid; e < 48; e += 256) {  // four columns per thread"},
+      // lora's split partial is (X·W + (X·A)·B) in one accumulator: float4 as well.
+      {"lora_splitk", "lora", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}},
+       {{128, 136}}, false, "four columns per thread"},
   };
   for (const ReductionRowsCase& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.fixture, " b=", c.batch));
@@ -729,6 +743,13 @@ TEST(CodegenTest, ReductionRowsAreConflictFree) {
           for (int w = 0; w < 2; ++w) banks.insert((g * pitch + 2 * t + w) % 32);
       EXPECT_EQ(banks.size(), 32u) << "pitch " << pitch;
       ++at;
+    }
+    EXPECT_EQ(code.source.find("*reinterpret_cast<float2*>(red + (r + 8) * ") != std::string::npos,
+              c.upper_half);
+    if (c.vector_loop != nullptr) {
+      EXPECT_NE(code.source.find(c.vector_loop), std::string::npos) << "missing: " << c.vector_loop;
+    } else {
+      EXPECT_EQ(code.source.find("four columns per thread"), std::string::npos);
     }
   }
 }
