@@ -12,7 +12,9 @@ and programmatic dependent launch from launch.json), checked against the float64
 timed with harness.graph_us (one CUDA graph over input sets rotated past L2, median of
 replays), then checked again. REPEAT=n (default 1) times every variant of a row n times, round-robin (the spread
 between runs on the H200 is a few per cent, larger than the differences an A/B looks for), and
-prints the median and the minimum. Writes $OUT/prism_variants.json.
+prints the median and the minimum. BREAKDOWN=1 also times each kernel of a variant alone (same
+graph and input sets; the first kernel's PDL attribute kept as it is), as "kernel_us". Writes
+$OUT/prism_variants.json.
 """
 import glob, json, os, statistics, sys
 
@@ -55,6 +57,17 @@ def main():
             rows.append(dict(workload=w["name"], bs=w["bs"], variant=tag, relerr_f64=err,
                              relerr_f64_after=after, us=us, us_all=times,
                              regs=[k[5] for k in p.kernels], smem=[k[3] for k in p.kernels]))
+            if os.environ.get("BREAKDOWN") and us == us and len(p.kernels) > 1:
+                full, fullc = p.kernels, p.clusters
+                parts = []
+                for i in range(len(full)):
+                    p.kernels, p.clusters = [full[i]], [fullc[i]]
+                    parts.append(harness.graph_us(p, sets))
+                    p.bufs.clear()
+                p.kernels, p.clusters = full, fullc
+                rows[-1]["kernel_us"] = parts
+                print(f"{'':15s}   kernels alone: " + " + ".join(f"{x:.2f}" for x in parts) + " us",
+                      flush=True)
             print(f"{w['name']:15s} b={w['bs']} {tag:40s} {us:8.2f} us (min {min(times):.2f}, "
                   f"{len(times)} runs)  relerr {err:.2e} / after {after:.2e}  "
                   f"regs {rows[-1]['regs']}", flush=True)
