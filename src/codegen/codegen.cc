@@ -38,7 +38,7 @@ constexpr int64_t kPadElems = 8;  // 16 bytes of f16 per shared row: conflict-fr
 // `n` (a multiple of 8): ≡ 8 or 24 (mod 32), so that the float2 fragment stores of a half warp
 // (four rows g, four column pairs t) fall in 32 distinct banks. An unpadded N that is a
 // multiple of 32 put all eight rows of a warp's store in the same four banks: an 8-way
-// conflict on every store (docs/codegen.md, "The cross-warp reduction buffer").
+// conflict on every store (docs/codegen.md, the `matmul(A, B)` row of the GEMM table).
 int64_t RedPitch(int64_t n) { return n % 16 == 0 ? n + 8 : n; }
 
 struct LoopInput {
