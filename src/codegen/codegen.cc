@@ -836,8 +836,9 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                     " + nt) * 8 + 2 * t;\n");
     // Rows ≥ M (the zero rows of the M padding) are never read back: with M ≤ 8 the upper
     // half of every m16 fragment is not stored at all.
-    absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r * ", rp, " + c) = make_float2(acc",
-                    m.op, "[mt][nt][0], acc", m.op, "[mt][nt][1]);\n");
+    absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r * ", rp,
+                    " + c) = make_float2(acc", m.op, "[mt][nt][0], acc", m.op,
+                    "[mt][nt][1]);\n");
     if (mtiles_ > 1 || mt_ > 8) {
       absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + (r + 8) * ", rp,
                       " + c) = make_float2(acc", m.op, "[mt][nt][2], acc", m.op,
