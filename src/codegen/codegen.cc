@@ -648,7 +648,15 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     absl::StrAppend(&s, "  float ssl", q.acc, "[", mtiles_, "] = {}, ssh", q.acc, "[", mtiles_,
                     "] = {};  // ", OpLabel(q.acc), "\n");
   }
-  // Chained matmuls: the invariant B [16, N] tile's fragments, once, from global memory.
+  // Pipeline prologue.
+  absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
+  absl::StrAppend(&s,
+                  "#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n"
+                  "    if (st < kF) load_stage(st, st);\n    CpAsyncCommit();\n  }\n");
+  // Chained matmuls: the invariant B [16, N] tile's fragments, once, from global memory, after
+  // the prologue's copies are issued: their loads and packing would otherwise hold back the
+  // first W tiles by a DRAM round trip (ncu: lora b=1's partial kernel stalled on its global
+  // loads twice as often as rmsnorm_linear's, docs/performance.md).
   for (const MatMulPlan& m : matmuls_) {
     if (!m.chained) continue;
     const int ntw = ntw_of(m);
@@ -665,11 +673,6 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                     "LL]);\n      bf", m.op, "[nt][1] = Pack2(q[8 * ", tb.shape[1], "LL], q[9 * ",
                     tb.shape[1], "LL]);\n    }\n  }\n");
   }
-  // Pipeline prologue.
-  absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
-  absl::StrAppend(&s,
-                  "#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n"
-                  "    if (st < kF) load_stage(st, st);\n    CpAsyncCommit();\n  }\n");
   absl::StrAppend(&s, "  for (int it = 0; it < kF; ++it) {\n");
   absl::StrAppend(&s, internal::PipelineIterationHead(stages));
   absl::StrAppend(&s, "    const unsigned char* base = smem + (it % kStages) * ",
