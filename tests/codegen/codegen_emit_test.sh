@@ -2,7 +2,8 @@
 # codegen_emit's output paths (ctest codegen_emit.OutputDirectory): a missing OUTDIR is created
 # with its parents and gets the three files; the option arguments take effect; an OUTDIR it
 # cannot write is exit 1 with
-# "codegen_emit: cannot write '<path>'".  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
+# "codegen_emit: cannot write '<path>'"; PRISM_EMIT_BALANCE pads, and a malformed value is exit 2
+# with "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED".  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
 set -u
 emit=$1
 tmp=$2/codegen_emit_test
@@ -19,6 +20,18 @@ grep -q "warps 4 along K x 1 along N" "$tmp/new/dir/kernel.cu" || fail "default 
 grep -q "warps 1 along K x 4 along N" "$tmp/n/kernel.cu" || fail "WARPS_ALONG_N did not split the warps along N"
 grep -q "launched as clusters of (1, 4, 1) blocks; kernel k1 folded in" "$tmp/n/kernel.cu" ||
   fail "CLUSTER did not fold the combine kernel"
+# PRISM_EMIT_BALANCE sets balance_residency: gqa b=8's 256 blocks padded to two per H200 SM.
+PRISM_EMIT_BALANCE=132,233472,1024 "$emit" gqa 8 gx=16,gy=4,gz=4,F=8,T=128,S=2 "$tmp/bal" "" 0 0 0 0 0 1 1 ||
+  fail "emit with PRISM_EMIT_BALANCE failed"
+grep -q '"dynamic_smem_bytes": 76801' "$tmp/bal/launch.json" || fail "PRISM_EMIT_BALANCE did not pad"
+grep -q '"residency_pad_bytes"' "$tmp/bal/launch.json" || fail "no residency_pad_bytes"
+for bad in "132,233472" "132,x,1024" ""; do
+  PRISM_EMIT_BALANCE=$bad "$emit" gqa 8 gx=16,gy=4,gz=4,F=8,T=128,S=2 "$tmp/bad" 2> "$tmp/err"
+  rc=$?
+  [ $rc -eq 2 ] || fail "PRISM_EMIT_BALANCE='$bad': exit $rc, expected 2"
+  [ "$(cat "$tmp/err")" = "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED" ] ||
+    fail "PRISM_EMIT_BALANCE='$bad' message: $(cat "$tmp/err")"
+done
 echo x > "$tmp/file"
 "$emit" rmsnorm_linear_split 8 g=32,s=4,F=16,T=128,S=4 "$tmp/file/out" 2> "$tmp/err" && fail "emit into a regular file succeeded"
 [ "$(cat "$tmp/err")" = "codegen_emit: cannot write '$tmp/file/out/kernel.cu'" ] || fail "message: $(cat "$tmp/err")"
