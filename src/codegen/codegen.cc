@@ -102,6 +102,9 @@ class KernelGen {
   // global memory at the tile's origin, or (cluster_combine) the tile kept row-major in the
   // fused region of shared memory.
   std::pair<std::string, std::string> OutBase(int o) const;
+  // The matmul whose accumulator output op `o` stores as it is (tile [M, N tile], not the A
+  // operand of an after-loop matmul), or nullptr.
+  const MatMulPlan* StoredAccumulator(int o) const;
 
   const BlockProgram& p_;
   const ConcreteBlockGraph& k_;
@@ -593,10 +596,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   const bool direct = wk_ == 1 && std::all_of(outputs_.begin(), outputs_.end(), [&](int o) {
     const ConcreteBlockOp& op = k_.ops[o];
     const int src = op.operands[0];
+    if (StoredAccumulator(o) != nullptr) return true;
     if (post_operands_.count(src)) return false;
-    for (const MatMulPlan& m : matmuls_) {
-      if (m.acc == src) return op.tile == std::vector<int64_t>{mt_, m.n};
-    }
     for (const SumSqPlan& q : sumsqs_) {
       if (q.acc == src) return op.tile == std::vector<int64_t>{mt_, 1};
     }
@@ -878,12 +879,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     // An f32 output of a matmul's accumulator as it is (a split-K partial) with whole float4s
     // in every row of the tile and of the tensor: four columns per thread, float4 shared loads
     // and global stores; the warps' partials are added in ReduceAcc's order (same result).
-    const int src = op.operands[0];
-    const auto vec = std::find_if(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
-      return m.acc == src && op.tile == std::vector<int64_t>{mt_, m.n};
-    });
-    if (f32_out && vec != matmuls_.end() && !post_operands_.count(src) && vec->n % 4 == 0 &&
-        t.shape[1] % 4 == 0 &&
+    const MatMulPlan* vec = StoredAccumulator(o);
+    if (f32_out && vec != nullptr && vec->n % 4 == 0 && t.shape[1] % 4 == 0 &&
         (fused_combine_ == nullptr || !fused_combine_->tensors.count(op.tensor))) {
       const int64_t q = vec->n / 4;
       absl::StrAppend(&s, "    for (int e = tid; e < ", mt_ * q, "; e += ", k_.threads,
@@ -912,6 +909,16 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   absl::StrAppend(&s, tail, "}\n");
   source += s;
   return launch;
+}
+
+const MatMulPlan* KernelGen::StoredAccumulator(int o) const {
+  const ConcreteBlockOp& op = k_.ops[o];
+  const int src = op.operands[0];
+  if (post_operands_.count(src)) return nullptr;
+  for (const MatMulPlan& m : matmuls_) {
+    if (m.acc == src) return op.tile == std::vector<int64_t>{mt_, m.n} ? &m : nullptr;
+  }
+  return nullptr;
 }
 
 std::pair<std::string, std::string> KernelGen::OutBase(int o) const {
