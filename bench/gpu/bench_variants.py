@@ -12,8 +12,8 @@ and programmatic dependent launch from launch.json), checked against the float64
 timed with harness.graph_us (one CUDA graph over input sets rotated past L2, median of
 replays), then checked again. REPEAT=n (default 1) times every variant of a row n times, round-robin (the spread
 between runs on the H200 is a few per cent, larger than the differences an A/B looks for), and
-prints the median and the minimum. BREAKDOWN=1 also times each kernel of a variant alone (same
-graph and input sets; the first kernel's PDL attribute kept as it is), as "kernel_us". Writes
+prints the median and the minimum. BREAKDOWN=1 also times each kernel of a variant alone (node_probe.Subset: same
+buffers and input sets, each kernel's launch attributes as they are), as "kernel_us". Writes
 $OUT/prism_variants.json.
 """
 import glob, json, os, statistics, sys
@@ -21,6 +21,7 @@ import glob, json, os, statistics, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_optimize import CARRY, INPUTS, Program, check, harness, workloads  # noqa: E402
+from node_probe import Subset  # noqa: E402
 import torch  # noqa: E402
 
 
@@ -58,13 +59,8 @@ def main():
                              relerr_f64_after=after, us=us, us_all=times,
                              regs=[k[5] for k in p.kernels], smem=[k[3] for k in p.kernels]))
             if os.environ.get("BREAKDOWN") and us == us and len(p.kernels) > 1:
-                full, fullc = p.kernels, p.clusters
-                parts = []
-                for i in range(len(full)):
-                    p.kernels, p.clusters = [full[i]], [fullc[i]]
-                    parts.append(harness.graph_us(p, sets))
-                    p.bufs.clear()
-                p.kernels, p.clusters = full, fullc
+                parts = [harness.graph_us(Subset(p, {i}), sets) for i in range(len(p.kernels))]
+                p.bufs.clear()
                 rows[-1]["kernel_us"] = parts
                 print(f"{'':15s}   kernels alone: " + " + ".join(f"{x:.2f}" for x in parts) + " us",
                       flush=True)

@@ -1,0 +1,40 @@
+#!/bin/bash
+# On the device (carry [".carry"]): ncu on the partial kernel (k0) of GEMV selections, each in
+# .carry/ncu/<row>/<row>__sel/ (kernel.cu, launch.json of a prism optimize output).
+#   MODE=sections (default): speed of light, memory, warp state, occupancy, launch and scheduler
+#     sections, $OUT/ncu_<row>.txt; ROWS default "lora_b1 lora_b8 rmsnorm_linear_b1 rmsnorm_linear_b8".
+#   MODE=stalls: the warp-stall reasons per issued instruction, $OUT/stalls_<row>.txt, the eight
+#     largest printed; ROWS default "lora_b1 rmsnorm_linear_b1".
+export PYTHONUNBUFFERED=1
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+MODE=${MODE:-sections}
+if [ "$MODE" = stalls ]; then
+  rows=${ROWS:-"lora_b1 rmsnorm_linear_b1"}
+  metrics=""
+  for x in long_scoreboard barrier membar short_scoreboard wait math_pipe_throttle mio_throttle \
+           lg_throttle not_selected selected dispatch_stall drain imc_miss no_instruction sleeping \
+           tex_throttle branch_resolving; do
+    metrics="$metrics,smsp__average_warps_issue_stalled_${x}_per_issue_active.ratio"
+  done
+  args=(--metrics "${metrics#,}")
+  prefix=stalls
+else
+  rows=${ROWS:-"lora_b1 lora_b8 rmsnorm_linear_b1 rmsnorm_linear_b8"}
+  args=()
+  for sec in SpeedOfLight MemoryWorkloadAnalysis WarpStateStats Occupancy LaunchStats SchedulerStats; do
+    args+=(--section "$sec")
+  done
+  prefix=ncu
+fi
+for r in $rows; do
+  echo "=== $r"
+  timeout 150 $NCU -k regex:prism_candidate_k0 --launch-skip 3 --launch-count 1 "${args[@]}" \
+    python3 bench/gpu/bench_variants.py .carry/ncu/$r > $OUT/${prefix}_$r.txt 2>&1
+  echo "rc=$?"
+  if [ "$MODE" = stalls ]; then
+    grep -E 'stalled' $OUT/${prefix}_$r.txt | awk '{print $1, $NF}' | sort -k2 -rn | head -8
+  else
+    grep -E 'DRAM Throughput|Memory Throughput|Duration|Achieved Occupancy|Stall|Warp Cycles Per Issued|Issued Ipc|No Eligible' \
+      $OUT/${prefix}_$r.txt | head -14
+  fi
+done
