@@ -56,6 +56,11 @@ struct MatMulPlan {
   // (inner_, [M, 16], never stored), `b` a loop-invariant [16, N] input whose fragments are
   // read once from global memory into registers before the loop.
   bool chained = false;
+  // A side matmul: its accumulator is only stored, with its own N tile, narrower than the
+  // after-loop tile (lora's split: X·A [M, 16] next to X·W [M, N/gx], sharing the X tile).
+  // Its n8 tiles are dealt to the warps along N, ⌈n8 / WN⌉ each; a warp whose tiles would
+  // lie past N skips them (a warp-uniform guard).
+  bool side = false;
 };
 
 // An after-loop matmul acc_sum(loop matmul) · (loop-invariant input tile): e.g. lora's
@@ -352,11 +357,26 @@ absl::Status KernelGen::Analyze() {
   // (The widest stored tile: a split's Σx² partial is [M, 1] next to the [M, N] product.)
   nt_ = 0;
   for (int o : outputs_) nt_ = std::max(nt_, k_.ops[o].tile[1]);
-  for (const MatMulPlan& m : matmuls_) {
-    if (!post_operands_.count(m.acc) && m.n != nt_) {
-      return Err(m.op, absl::StrCat("the N tile (", m.n, ") differs from the stored tile's (",
-                                    nt_, ")"));
+  std::set<int> side_ops;  // side matmuls' accumulators and the outputs that store them
+  for (MatMulPlan& m : matmuls_) {
+    if (post_operands_.count(m.acc) || m.n == nt_) continue;
+    // A narrower accumulator is fine when nothing but outputs of its own tile reads it.
+    bool only_stored = !m.chained && uses[m.acc] > 0;
+    for (int i = 0; i < static_cast<int>(k_.ops.size()) && only_stored; ++i) {
+      const ConcreteBlockOp& op = k_.ops[i];
+      if (std::find(op.operands.begin(), op.operands.end(), m.acc) == op.operands.end()) continue;
+      only_stored = op.kind == BlockOpKind::kOutput && op.tile == Shape{mt_, m.n};
+      if (only_stored) side_ops.insert(i);
     }
+    if (!only_stored) {
+      return Err(m.op, absl::StrCat("the N tile (", m.n, ") differs from the stored tile's (",
+                                    nt_, ") and its accumulator is not only stored"));
+    }
+    m.side = true;
+    side_ops.insert(m.acc);
+  }
+  if (std::all_of(matmuls_.begin(), matmuls_.end(), [](const MatMulPlan& m) { return m.side; })) {
+    return Err(matmuls_.front().op, "every matmul is narrower than the stored tile");
   }
   for (const PostMatMulPlan& pm : post_matmuls_) {
     const Shape& tb = k_.ops[pm.b].tile;
@@ -369,7 +389,7 @@ absl::Status KernelGen::Analyze() {
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
     if (op.phase != Phase::kAfter && op.kind != BlockOpKind::kOutput) continue;
-    if (post_operands_.count(i)) continue;
+    if (post_operands_.count(i) || side_ops.count(i)) continue;
     if (op.tile.size() != 2 || (op.tile[0] != 1 && op.tile[0] != mt_) ||
         (op.tile[1] != 1 && op.tile[1] != nt_)) {
       return Err(i, absl::StrCat("after-loop tiles must be [", mt_, " or 1, ", nt_,
@@ -381,17 +401,17 @@ absl::Status KernelGen::Analyze() {
   }
   mtiles_ = static_cast<int>((mt_ + kMmaM - 1) / kMmaM);
   // Warps: split N (wn_) only when the K tile has fewer 16-wide chunks than
-  // warps.
+  // warps. (Side matmuls take whatever split the others get.)
   const int64_t kc = kt_ / kMmaK;
   auto n_splits = [&](int w) {
     return std::all_of(matmuls_.begin(), matmuls_.end(),
-                       [&](const MatMulPlan& m) { return (m.n / kMmaN) % w == 0; });
+                       [&](const MatMulPlan& m) { return m.side || (m.n / kMmaN) % w == 0; });
   };
   wn_ = 1;
   if (options_.gemm_warps_along_n) {
     const auto two_per_warp = [&](int w) {
       return std::all_of(matmuls_.begin(), matmuls_.end(),
-                         [&](const MatMulPlan& m) { return m.n / kMmaN / w >= 2; });
+                         [&](const MatMulPlan& m) { return m.side || m.n / kMmaN / w >= 2; });
     };
     while (warps_ % (wn_ * 2) == 0 && n_splits(wn_ * 2) && two_per_warp(wn_ * 2)) wn_ *= 2;
   } else {
@@ -525,7 +545,15 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   launch.grid = k_.grid;
   launch.threads = k_.threads;
   const int64_t stages = std::max<int64_t>(1, k_.stages);
-  auto ntw_of = [&](const MatMulPlan& m) { return static_cast<int>(m.n / kMmaN / wn_); };
+  auto ntw_of = [&](const MatMulPlan& m) {
+    return static_cast<int>((m.n / kMmaN + wn_ - 1) / wn_);
+  };
+  // The warp-uniform guard of a side matmul's n8 tile nt when WN does not divide its tiles.
+  auto tile_guard = [&](const MatMulPlan& m) {
+    return (m.n / kMmaN) % wn_ == 0
+               ? std::string()
+               : absl::StrCat("if (wn * ", ntw_of(m), " + nt < ", m.n / kMmaN, ") ");
+  };
   launch.accumulator_regs = static_cast<int64_t>(sumsqs_.size()) * mtiles_ * 2;
   for (const MatMulPlan& m : matmuls_) launch.accumulator_regs += mtiles_ * ntw_of(m) * 4;
   if (launch.accumulator_regs > kMaxAccumulatorRegs) {
@@ -748,6 +776,16 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     const LoopInput& in = inputs_[input_index_.at(m.b)];
     const std::string bptr =
         absl::StrCat("reinterpret_cast<const f16_t*>(base + ", in.offset, "), ", in.pitch);
+    if (const std::string guard = tile_guard(m); !guard.empty()) {
+      // A side matmul's uneven share: one n8 tile at a time, skipped past N.
+      absl::StrAppend(&s, "#pragma unroll\n      for (int nt = 0; nt < ", ntw, "; ++nt) ", guard,
+                      "{\n        u32_t b[2];\n        LoadBFragment(b, ", bptr,
+                      ", kc * 16, (wn * ", ntw, " + nt) * 8, lane);\n");
+      absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
+                      "; ++mt) MmaM16N8K16(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
+                      OpLabel(m.op), "\n      }\n");
+      continue;
+    }
     // Pairs of n8 tiles with ldmatrix.x4.trans; an odd last tile with scalar
     // loads.
     if (ntw >= 2) {
@@ -796,7 +834,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
         const int ntw = ntw_of(*mm);
         const std::string acc = absl::StrCat("acc", mm->op, "[mt][nt]");
         absl::StrAppend(&s, "#pragma unroll\n    for (int mt = 0; mt < ", mtiles_,
-                        "; ++mt)\n#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) {\n");
+                        "; ++mt)\n#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) ",
+                        tile_guard(*mm), "{\n");
         absl::StrAppend(&s, "      const int r = mt * 16 + g, c = (wn * ", ntw,
                         " + nt) * 8 + 2 * t;\n");
         absl::StrAppend(&s, "      ", guard("r"), "{ out[(long long)r * ", ld, " + c] = ",
@@ -835,7 +874,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                     "    float* red = reinterpret_cast<float*>(smem + ",
                     m.red_offset, ") + wk * ", mrows * rp, ";\n");
     absl::StrAppend(&s, "#pragma unroll\n    for (int mt = 0; mt < ", mtiles_,
-                    "; ++mt)\n#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) {\n");
+                    "; ++mt)\n#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) ",
+                    tile_guard(m), "{\n");
     absl::StrAppend(&s, "      const int r = mt * 16 + g, c = (wn * ", ntw,
                     " + nt) * 8 + 2 * t;\n");
     // Rows ≥ M (the zero rows of the M padding) are never read back: with M ≤ 8 the upper

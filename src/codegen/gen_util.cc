@@ -221,11 +221,16 @@ absl::StatusOr<FusedCombine> MatchClusterCombine(const BlockProgram& p, int prod
 }
 
 Template ChooseTemplate(const ConcreteBlockGraph& k) {
-  bool matmul = false;
+  // Pointwise: no matmul but after-loop ones of a sum of loaded tiles (lora's combine kernel,
+  // (Σ_s P1)·B); the GEMM template multiplies only tiles it loads or accumulates itself.
+  bool pointwise = true;
   for (const ConcreteBlockOp& op : k.ops) {
-    if (op.kind == BlockOpKind::kMatMul) matmul = true;
+    if (op.kind != BlockOpKind::kMatMul) continue;
+    const ConcreteBlockOp& a = k.ops[op.operands[0]];
+    pointwise = pointwise && op.phase == Phase::kAfter && a.kind == BlockOpKind::kAccSum &&
+                k.ops[a.operands[0]].kind == BlockOpKind::kInput;
   }
-  if (!matmul) return Template::kPointwise;
+  if (pointwise) return Template::kPointwise;
   for (const ConcreteBlockOp& op : k.ops) {
     if (op.kind == BlockOpKind::kUnary && op.fn == OpKind::kExp && op.phase == Phase::kLoop &&
         k.ops[op.operands[0]].kind == BlockOpKind::kMatMul) {

@@ -10,6 +10,13 @@
 // f32 accumulators in iteration order (the emulator's order), then evaluates the after-loop
 // ops and stores. Tiles of extent 1 broadcast.
 //
+// An after-loop matmul acc_sum(loop input) · (loop-invariant input) — lora's combine kernel
+// when the split stores X·A: (Σ_s P1)·B, with the contracted extent R small — is evaluated
+// per element too: for r ascending, the element's A[row, r] summed over the forloop in
+// iteration order, times B[r, col] from global memory. The R·F loads of A are the same for
+// every element of a row (L1 broadcasts), and with no barrier they are in flight together
+// with the element's other loads.
+//
 // rms over the last dim (ntrans: rms(X + α ⊙ (rms(H) − X))): the kernel must have no forloop
 // (forloop 1, no acc_sum) and every rms tile must be the stored tile; one graph block is one
 // thread block (P = 1: a row is reduced within the block). Each rms op q, in op order, gets a
@@ -41,6 +48,9 @@ namespace {
 
 // The graph's block coordinates inside a pointwise kernel (bz = blockIdx.z / P).
 const std::array<const char*, 3> kAxes = {"bx", "by", "bz"};
+
+// An after-loop matmul's contracted extent, at most (R·F loads of A per element).
+constexpr int64_t kMaxMatMulR = 64;
 
 std::string UnaryExpr(const ConcreteBlockOp& op, const std::string& x) {
   switch (op.fn) {
@@ -84,7 +94,9 @@ class PointwiseGen {
   absl::Status Err(int op, absl::string_view what) const { return OpError(kname_, k_, op, what); }
   absl::Status Analyze();
   // The statement computing op `i` at the current output element (indices i0, i1, ...).
-  std::string Statement(int i, const Shape& out_tile) const;
+  // `names` overrides the index variables ("i0", "i1", ...) per dim.
+  std::string Statement(int i, const Shape& out_tile,
+                        const std::vector<std::string>& names = {}) const;
   std::string Var(int i) const { return absl::StrCat("v", i); }
   // The store of output op `o` at the current element (indices i0, i1, ...).
   std::string StoreStatement(int o) const;
@@ -99,6 +111,7 @@ class PointwiseGen {
   const CodegenOptions& options_;
   std::vector<int> outputs_;
   std::vector<int> rms_;          // rms ops, in op order
+  std::vector<int> matmuls_;      // after-loop matmuls, in op order
   int64_t rms_rows_ = 0, rms_cols_ = 0;  // the stored tile as rows × last dim (with rms)
   int64_t reg_elems_ = 0;  // > 0: inputs cached in registers, this many elements per thread
   int64_t vec_ = 1;        // 8: the cached inputs are loaded (and outputs stored) 16 bytes at a time
@@ -148,6 +161,8 @@ std::set<int> PointwiseGen::Needed(int root) const {
     const int i = stack.back();
     stack.pop_back();
     if (!need.insert(i).second) continue;
+    // A matmul's operands are not per element: its A sum is in shared memory, B is read there.
+    if (k_.ops[i].kind == BlockOpKind::kMatMul) continue;
     for (int x : k_.ops[i].operands) stack.push_back(x);
   }
   return need;
@@ -159,9 +174,34 @@ absl::Status PointwiseGen::Analyze() {
                                                  k_.threads,
                                                  " is not a multiple of 32 in [32, 1024]"));
   }
+  std::vector<int> uses(k_.ops.size(), 0);
+  for (const ConcreteBlockOp& op : k_.ops) {
+    for (int o : op.operands) ++uses[o];
+  }
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
     switch (op.kind) {
+      case BlockOpKind::kMatMul: {
+        const ConcreteBlockOp& a = k_.ops[op.operands[0]];
+        const ConcreteBlockOp& b = k_.ops[op.operands[1]];
+        if (op.phase != Phase::kAfter || a.kind != BlockOpKind::kAccSum ||
+            k_.ops[a.operands[0]].kind != BlockOpKind::kInput || uses[op.operands[0]] != 1 ||
+            b.kind != BlockOpKind::kInput || b.phase != Phase::kInvariant) {
+          return Err(i,
+                     "the pointwise template supports a matmul only after the forloop, as "
+                     "acc_sum(loop input tile) · (loop-invariant input tile), its A operand used "
+                     "by nothing else");
+        }
+        if (op.tile.size() != 2 || a.tile.size() != 2 || b.tile.size() != 2) {
+          return Err(i, "only rank-2 matmul tiles are supported");
+        }
+        if (a.tile[1] > kMaxMatMulR) {
+          return Err(i, absl::StrCat("the contracted extent (", a.tile[1], ") is over ",
+                                     kMaxMatMulR, " (each element sums its own row of A)"));
+        }
+        matmuls_.push_back(i);
+        break;
+      }
       case BlockOpKind::kInput:
       case BlockOpKind::kOutput: {
         const ConcreteTensor& t = p_.tensors[op.tensor];
@@ -191,8 +231,8 @@ absl::Status PointwiseGen::Analyze() {
         break;
       default:
         return Err(i,
-                   "the pointwise template (no matmul) supports only inputs, elementwise ops, "
-                   "inv_rms, rms and acc_sum");
+                   "the pointwise template supports only inputs, elementwise ops, inv_rms, rms, "
+                   "acc_sum and an after-loop matmul of an acc_sum");
     }
   }
   if (outputs_.empty()) {
@@ -215,6 +255,7 @@ absl::Status PointwiseGen::Analyze() {
                                      ") does not broadcast to the stored tile's (", out[d], ")"));
         }
       }
+      if (k_.ops[i].kind == BlockOpKind::kMatMul) continue;  // operands checked above
       for (int x : k_.ops[i].operands) stack.push_back(x);
     }
   }
@@ -261,10 +302,12 @@ absl::Status PointwiseGen::Analyze() {
   return absl::OkStatus();
 }
 
-std::string PointwiseGen::Statement(int i, const Shape& out_tile) const {
+std::string PointwiseGen::Statement(int i, const Shape& out_tile,
+                                    const std::vector<std::string>& names) const {
   const ConcreteBlockOp& op = k_.ops[i];
   auto idx = [&](size_t d) {
-    return op.tile[d] == 1 && out_tile[d] != 1 ? std::string("0") : absl::StrCat("i", d);
+    if (op.tile[d] == 1 && out_tile[d] != 1) return std::string("0");
+    return d < names.size() ? names[d] : absl::StrCat("i", d);
   };
   std::string e;
   switch (op.kind) {
@@ -321,6 +364,22 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile) const {
       e = absl::StrCat("1.0f / sqrtf(", Var(op.operands[0]), " / ",
                        FloatLit(static_cast<double>(op.count)), " + ", FloatLit(op.eps), ")");
       break;
+    case BlockOpKind::kMatMul: {
+      // Σ_r (Σ_it A_it[row, r]) · B[r, col] (file comment).
+      const int acc = op.operands[0], in = k_.ops[acc].operands[0], b = op.operands[1];
+      const Shape& a_tile = k_.ops[acc].tile;
+      const ConcreteTensor& tb = p_.tensors[k_.ops[b].tensor];
+      const std::string load = absl::StrCat(
+          ParamName(p_, k_.ops[b].tensor), "[(", TileOrigin(k_, b, 0, false, kAxes), " + r) * ",
+          tb.shape[1], "LL + ", TileOrigin(k_, b, 1, false, kAxes), " + ", idx(1), "]");
+      return absl::StrCat(
+          "float ", Var(i), " = 0.0f;  // ", OpLabel(k_, i), "\n#pragma unroll\n    for (int r = 0; r < ",
+          a_tile[1], "; ++r) {\n      float ", Var(acc), " = 0.0f;  // ", OpLabel(k_, acc),
+          "\n#pragma unroll\n      for (int it = 0; it < kF; ++it) {\n        ",
+          Statement(in, a_tile, {a_tile[0] == 1 ? std::string("0") : idx(0), "r"}), "\n        ",
+          Var(acc), " += ", Var(in), ";\n      }\n      ", Var(i), " += ", Var(acc), " * ",
+          tb.dtype == DType::kF16 ? absl::StrCat("F16ToF32(", load, ")") : load, ";\n    }");
+    }
     case BlockOpKind::kRms:  // the row's factor from its pass (Generate)
       e = rms_rows_ == 1 ? absl::StrCat(Var(op.operands[0]), " * inv", i, "[0]")
                          : absl::StrCat(Var(op.operands[0]), " * inv", i, "[e / ", rms_cols_, "]");
@@ -586,6 +645,9 @@ absl::StatusOr<std::string> PointwiseGen::Tail(const FusedCombine& f, int64_t th
   PRISM_RETURN_IF_ERROR(Analyze());
   if (!rms_.empty()) {
     return Err(rms_.front(), "cluster_combine: a combine kernel with rms cannot be folded");
+  }
+  if (!matmuls_.empty()) {
+    return Err(matmuls_.front(), "cluster_combine: a combine kernel with a matmul cannot be folded");
   }
   fused_ = &f;
   std::string s;

@@ -1,7 +1,7 @@
 // codegen_emit FIXTURE BATCH name=value,... OUTDIR
 //   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA]]]]]]]]
 // Instantiates a fixture (fixtures.h, or a split form of split_fixtures.h: gated_mlp_splitk,
-// lora_splitk, rmsnorm_linear_split) at its workload's WORKLOADS.md sizes for BATCH, generates
+// lora_splitk, lora_split_xa, rmsnorm_linear_split) at its workload's WORKLOADS.md sizes for BATCH, generates
 // CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and OUTDIR/host.h (OUTDIR is created). TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
 // 1) attention_pipeline, LAZY (0 or 1) attention_lazy_rescale, EXP16 (0 or 1)
 // attention_exp_f16x2, CLUSTER (0 or 1) cluster_combine, PDL (0 or 1)

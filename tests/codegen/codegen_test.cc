@@ -268,8 +268,9 @@ TEST(CodegenTest, NamesTheMissingOp) {
       MissingCase{"rmsnorm_linear_splitk",
                   {{"g", 48}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 2}},
                   absl::StatusCode::kUnimplemented,
-                  "kernel reduce_scale, op ss (sum): the pointwise template (no matmul) supports "
-                  "only inputs, elementwise ops, inv_rms, rms and acc_sum"},
+                  "kernel reduce_scale, op ss (sum): the pointwise template supports only "
+                  "inputs, elementwise ops, inv_rms, rms, acc_sum and an after-loop matmul of an "
+                  "acc_sum"},
       MissingCase{"rmsnorm_linear",
                   {{"g", 48}, {"F", 4}, {"T", 256}, {"S", 3}},
                   absl::StatusCode::kResourceExhausted,
@@ -643,6 +644,12 @@ TEST(CodegenTest, SplitKGemmGeneratesPartialAndCombineKernels) {
        {32, 8, 1}, {32, 1, 1}, "PackF16x2(xa[0][0], xa[0][1])"},
       {"lora_splitk", 8, {{"g", 64}, {"s", 4}, {"F", 8}, {"T", 256}, {"S", 2}},
        {64, 4, 1}, {64, 1, 1}, "u32_t bf"},
+      // lora with X·A a side matmul (N tile 16 next to 128): in the combine, every element
+      // sums its row of the [M, 16] partials (row 0; row i0) and multiplies by B's column.
+      {"lora_split_xa", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}},
+       {32, 8, 1}, {32, 1, 1}, "t_P1[(0LL + 0) * 128LL + ((long long)it * 16LL + r) * 1LL]"},
+      {"lora_split_xa", 8, {{"g", 16}, {"s", 8}, {"F", 16}, {"T", 256}, {"S", 4}},
+       {16, 8, 1}, {16, 1, 1}, "t_P1[(0LL + i0) * 128LL + ((long long)it * 16LL + r) * 1LL]"},
       // rmsnorm_linear: the Σx² partial [M, s] stored by every column block at the same place
       // (its address has no blockIdx.x), the inverse rms applied in the combine kernel.
       {"rmsnorm_linear_split", 8, {{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 3}},

@@ -180,6 +180,28 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"lora_splitk",
                                    {{"B", 2}, {"K", 2048}, {"N", 256}, {"R", 16}},
                                    {{"g", 2}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           // lora split with X·A [B, 16] a side matmul of the partial kernel
+                           // (stored replicated along g) and ·B in the pointwise combine: warps
+                           // along K (reduction buffer), warps along N with the side matmul's
+                           // two n8 tiles on warps 0 and 1 only (direct stores; and with two
+                           // warps along K), PDL.
+                           GpuCase{"lora_split_xa",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}}},
+                           GpuCase{"lora_split_xa",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}},
+                           GpuCase{"lora_split_xa",
+                                   {{"B", 2}, {"K", 2048}, {"N", 256}, {"R", 16}},
+                                   {{"g", 2}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           GpuCase{"lora_split_xa",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, true, true},
+                           GpuCase{"lora_split_xa",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 256}, {"S", 3}},
+                                   0, false, false, false, false, false, true},
                            // rmsnorm_linear split: Σx² partials stored replicated along g
                            // (every column block), reduced with the products in k1.
                            GpuCase{"rmsnorm_linear_split",
@@ -330,11 +352,10 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
   for (const GpuCase& c : cases) {
     SCOPED_TRACE(c.fixture);
     if ((c.cluster || c.wgmma) && dev->sm() < 90) continue;  // clusters, wgmma: sm_90+
-    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                         absl::EndsWith(c.fixture, "_splitk") ||
-                                 c.fixture == std::string("rmsnorm_linear_split")
-                             ? codegen_test::MakeSplitFixture(c.fixture, c.sizes)
-                             : fixtures::MakeFixture(c.fixture, c.sizes));
+    // A fixtures.h fixture, else a split form of split_fixtures.h.
+    absl::StatusOr<fixtures::Fixture> made = fixtures::MakeFixture(c.fixture, c.sizes);
+    if (absl::IsNotFound(made.status())) made = codegen_test::MakeSplitFixture(c.fixture, c.sizes);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, std::move(made));
     Run r;
     r.name = c.fixture;
     ASSERT_OK_AND_ASSIGN(r.program, Instantiate(f.graph, c.assignment));

@@ -322,13 +322,16 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
       {"lora_splitk", 1, {{"g", 16}, {"s", 8}, {"F", 8}, {"T", 128}, {"S", 3}}, true},
       {"gated_mlp_splitk", 1, {{"g", 64}, {"s", 4}, {"F", 32}, {"T", 128}, {"S", 4}}, true},
       {"rmsnorm_linear_split", 8, {{"g", 32}, {"s", 4}, {"F", 16}, {"T", 128}, {"S", 4}}, true},
+      // lora's split with X·A a side matmul and ·B in the pointwise combine.
+      {"lora_split_xa", 1, {{"g", 16}, {"s", 8}, {"F", 8}, {"T", 128}, {"S", 3}}, true},
+      {"lora_split_xa", 8, {{"g", 16}, {"s", 8}, {"F", 16}, {"T", 256}, {"S", 4}}},
   };
   for (const Case& c : cases) {
     std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
     for (const auto& [k, v] : c.assignment) label += " " + k + "=" + std::to_string(v);
     SCOPED_TRACE(label);
     const std::string fixture = c.fixture;
-    const char* workload = fixture == "lora_splitk"            ? "lora"
+    const char* workload = fixture.starts_with("lora")         ? "lora"
                            : fixture == "rmsnorm_linear_split" ? "rmsnorm_linear"
                                                                : "gated_mlp";
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,

@@ -8,6 +8,9 @@
 //                     [s·B, N] f32; k1 grid (g): Σ_s P5, Σ_s P7, silu(·) ⊙ (·) → Y
 //   lora_splitk       k0 grid (g, s): acc_sum(X·W), acc_sum((X·A)·B) with B's column tile
 //                     loop-invariant → P7, P8 [s·B, N]; k1: Σ P7 + Σ P8 → Y
+//   lora_split_xa     k0 grid (g, s): acc_sum(X·W) → P0 [s·B, N], acc_sum(X·A) → P1 [B, s·R]
+//                     (a side matmul: N tile R, stored replicated along g); k1 grid (g):
+//                     Σ_s P0 + (Σ_s P1)·B with B's column tile loop-invariant → Y
 //   rmsnorm_linear_split  k0 grid (g, s): acc_sum(X·W) → P0 [s·M, N], acc_sumsq_last(X) → P1
 //                     [M, s], the latter stored replicated along g (omap x = -: every column
 //                     block computes the same Σx² of its K chunk); k1 grid (g): Σ P0 ·
@@ -83,12 +86,47 @@ inline absl::StatusOr<fixtures::Fixture> MakeRmsnormSplitFixture(const fixtures:
   return fixtures::Fixture{std::move(g), std::move(base.program)};
 }
 
-// "gated_mlp_splitk", "lora_splitk" or "rmsnorm_linear_split" at `sizes`
+// lora's split with X·A reduced in the combine kernel (file comment: lora_split_xa).
+inline absl::StatusOr<fixtures::Fixture> MakeLoraSplitXaFixture(const fixtures::Sizes& sizes) {
+  constexpr int64_t R = kReplicate;
+  PRISM_ASSIGN_OR_RETURN(fixtures::Fixture base, fixtures::MakeFixture("lora", sizes));
+  const int64_t b = sizes.at("B"), k = sizes.at("K"), n = sizes.at("N"), r = sizes.at("R");
+  SGraph g{"lora_split_xa"};
+  PRISM_ASSIGN_OR_RETURN(const SplitParams sp, DeclareSplitParams(g, k, n));
+  const int x = g.AddInput("X", DType::kF16, {b, k});
+  const int w = g.AddInput("W", DType::kF16, {k, n});
+  const int a = g.AddInput("A", DType::kF16, {k, r});
+  const int bb = g.AddInput("B", DType::kF16, {r, n});
+  const int y = g.AddOutput("Y", DType::kF16, {b, n});
+  const int p0 = g.AddTensor("P0", DType::kF32, {g.ctx().Mul(g.Const(b), sp.gs), g.Const(n)});
+  const int p1 = g.AddTensor("P1", DType::kF32, {g.Const(b), g.ctx().Mul(g.Const(r), sp.gs)});
+  {
+    BlockGraphBuilder kb(g, {sp.gx, sp.gs, g.One()}, sp.t, sp.f, sp.st);
+    const int xt = kb.Input("Xt", x, {R, 1, R}, 1);
+    const int wt = kb.Input("Wt", w, {1, 0, R}, 0);
+    const int at = kb.Input("At", a, {R, 0, R}, 0);
+    kb.Output(kb.Accumulate("A0", BlockOpKind::kAccSum, kb.MatMul("M0", xt, wt)), p0, {1, 0, R});
+    kb.Output(kb.Accumulate("A1", BlockOpKind::kAccSum, kb.MatMul("XA", xt, at)), p1, {R, 1, R});
+    std::move(kb).Finish("k0");
+  }
+  {
+    BlockGraphBuilder kb(g, {sp.gx, g.One(), g.One()}, sp.t, sp.gs, sp.st);
+    const int bt = kb.Input("Bt", bb, {1, R, R}, R);
+    const int q0 = kb.Accumulate("R0", BlockOpKind::kAccSum, kb.Input("Q0", p0, {1, R, R}, 0));
+    const int q1 = kb.Accumulate("R1", BlockOpKind::kAccSum, kb.Input("Q1", p1, {R, R, R}, 1));
+    kb.Output(kb.Binary("Yt", OpKind::kAdd, q0, kb.MatMul("XAB", q1, bt)), y, {1, R, R});
+    std::move(kb).Finish("k1");
+  }
+  return fixtures::Fixture{std::move(g), std::move(base.program)};
+}
+
+// "gated_mlp_splitk", "lora_splitk", "lora_split_xa" or "rmsnorm_linear_split" at `sizes`
 // (fixtures::WorkloadSizes of the workload).
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
                                                           const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
   if (name == "rmsnorm_linear_split") return MakeRmsnormSplitFixture(sizes);
+  if (name == "lora_split_xa") return MakeLoraSplitXaFixture(sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));
