@@ -616,6 +616,31 @@ TEST(CodegenTest, RmsAndAfterLoopMatmulLimits) {
   }
 }
 
+// lora's X·A split (split_fixtures.h, lora_split_xa) with the side accumulator or the combine's
+// matmul operand used by something else: refused by exact message.
+TEST(CodegenTest, SideAndCombineMatmulLimits) {
+  struct Case {
+    int misuse;
+    const char* message;
+  };
+  const Case cases[] = {
+      {1, "codegen: kernel k0, op XA (matmul): the N tile (16) differs from the stored tile's "
+          "(128) and its accumulator is not only stored"},
+      {2, "codegen: kernel k1, op XAB (matmul): the pointwise template supports a matmul only "
+          "after the forloop, as acc_sum(loop input tile) · (loop-invariant input tile), its A "
+          "operand used by nothing else"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.misuse);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         codegen_test::MakeLoraSplitXaFixture(
+                             {{"B", 2}, {"K", 1024}, {"N", 512}, {"R", 16}}, c.misuse));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                         Instantiate(f.graph, {{"g", 4}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 2}}));
+    EXPECT_THAT(GenerateCuda(p), StatusIs(absl::StatusCode::kUnimplemented, c.message));
+  }
+}
+
 }  // namespace
 }  // namespace prism::codegen
 

@@ -86,8 +86,12 @@ inline absl::StatusOr<fixtures::Fixture> MakeRmsnormSplitFixture(const fixtures:
   return fixtures::Fixture{std::move(g), std::move(base.program)};
 }
 
-// lora's split with X·A reduced in the combine kernel (file comment: lora_split_xa).
-inline absl::StatusOr<fixtures::Fixture> MakeLoraSplitXaFixture(const fixtures::Sizes& sizes) {
+// lora's split with X·A reduced in the combine kernel (file comment: lora_split_xa). For the
+// generator's refusals, `misuse` 1 stores square(X·A) in f16 instead of X·A (the side
+// accumulator is not only stored), 2 also stores Σ_s P1 to a tensor Z (the combine's matmul operand is used
+// twice).
+inline absl::StatusOr<fixtures::Fixture> MakeLoraSplitXaFixture(const fixtures::Sizes& sizes,
+                                                                int misuse = 0) {
   constexpr int64_t R = kReplicate;
   PRISM_ASSIGN_OR_RETURN(fixtures::Fixture base, fixtures::MakeFixture("lora", sizes));
   const int64_t b = sizes.at("B"), k = sizes.at("K"), n = sizes.at("N"), r = sizes.at("R");
@@ -99,14 +103,17 @@ inline absl::StatusOr<fixtures::Fixture> MakeLoraSplitXaFixture(const fixtures::
   const int bb = g.AddInput("B", DType::kF16, {r, n});
   const int y = g.AddOutput("Y", DType::kF16, {b, n});
   const int p0 = g.AddTensor("P0", DType::kF32, {g.ctx().Mul(g.Const(b), sp.gs), g.Const(n)});
-  const int p1 = g.AddTensor("P1", DType::kF32, {g.Const(b), g.ctx().Mul(g.Const(r), sp.gs)});
+  const int p1 = g.AddTensor("P1", misuse == 1 ? DType::kF16 : DType::kF32,
+                             {g.Const(b), g.ctx().Mul(g.Const(r), sp.gs)});
+  const int z = misuse == 2 ? g.AddOutput("Z", DType::kF32, {b, r}) : -1;
   {
     BlockGraphBuilder kb(g, {sp.gx, sp.gs, g.One()}, sp.t, sp.f, sp.st);
     const int xt = kb.Input("Xt", x, {R, 1, R}, 1);
     const int wt = kb.Input("Wt", w, {1, 0, R}, 0);
     const int at = kb.Input("At", a, {R, 0, R}, 0);
     kb.Output(kb.Accumulate("A0", BlockOpKind::kAccSum, kb.MatMul("M0", xt, wt)), p0, {1, 0, R});
-    kb.Output(kb.Accumulate("A1", BlockOpKind::kAccSum, kb.MatMul("XA", xt, at)), p1, {R, 1, R});
+    const int a1 = kb.Accumulate("A1", BlockOpKind::kAccSum, kb.MatMul("XA", xt, at));
+    kb.Output(misuse == 1 ? kb.Unary("Sq", OpKind::kSquare, a1) : a1, p1, {R, 1, R});
     std::move(kb).Finish("k0");
   }
   {
@@ -115,6 +122,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeLoraSplitXaFixture(const fixtures::
     const int q0 = kb.Accumulate("R0", BlockOpKind::kAccSum, kb.Input("Q0", p0, {1, R, R}, 0));
     const int q1 = kb.Accumulate("R1", BlockOpKind::kAccSum, kb.Input("Q1", p1, {R, R, R}, 1));
     kb.Output(kb.Binary("Yt", OpKind::kAdd, q0, kb.MatMul("XAB", q1, bt)), y, {1, R, R});
+    if (misuse == 2) kb.Output(q1, z, {R, R, R});
     std::move(kb).Finish("k1");
   }
   return fixtures::Fixture{std::move(g), std::move(base.program)};
