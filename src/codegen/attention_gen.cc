@@ -135,10 +135,7 @@ absl::Status AttentionGen::Analyze() {
   }
   warps_ = static_cast<int>(k_.threads / 32);
   const int n = static_cast<int>(k_.ops.size());
-  std::vector<int> uses(n, 0);
-  for (const ConcreteBlockOp& op : k_.ops) {
-    for (int o : op.operands) ++uses[o];
-  }
+  const std::vector<int> uses = UseCounts(k_);
   // The S = Q·K matmul whose result is exponentiated.
   for (int i = 0; i < n; ++i) {
     const ConcreteBlockOp& op = k_.ops[i];

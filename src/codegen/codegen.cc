@@ -144,10 +144,7 @@ absl::Status KernelGen::Analyze() {
                                                  " is not a multiple of 32 in [32, 1024]"));
   }
   warps_ = static_cast<int>(k_.threads / 32);
-  std::vector<int> uses(k_.ops.size(), 0);
-  for (const ConcreteBlockOp& op : k_.ops) {
-    for (int o : op.operands) ++uses[o];
-  }
+  const std::vector<int> uses = internal::UseCounts(k_);
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
     switch (op.kind) {

@@ -29,6 +29,14 @@ std::string FloatLit(double v) {
   return s + "f";
 }
 
+std::vector<int> UseCounts(const ConcreteBlockGraph& k) {
+  std::vector<int> uses(k.ops.size(), 0);
+  for (const ConcreteBlockOp& op : k.ops) {
+    for (int o : op.operands) ++uses[o];
+  }
+  return uses;
+}
+
 std::string OpLabel(const ConcreteBlockGraph& k, int i) {
   const ConcreteBlockOp& op = k.ops[i];
   std::string kind(GetBlockOpInfo(op.kind).name);

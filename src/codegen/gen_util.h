@@ -28,6 +28,9 @@ std::string FloatLit(double v);
 // "Qt (input)", "#3 (exp)": an op's name (or index) and kind, for messages and comments.
 std::string OpLabel(const ConcreteBlockGraph& k, int i);
 
+// How many times each op of `k` is an operand (by op index).
+std::vector<int> UseCounts(const ConcreteBlockGraph& k);
+
 // Unimplemented("codegen: kernel K, op O: what").
 absl::Status OpError(absl::string_view kernel, const ConcreteBlockGraph& k, int op,
                      absl::string_view what);

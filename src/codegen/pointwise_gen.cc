@@ -161,7 +161,7 @@ std::set<int> PointwiseGen::Needed(int root) const {
     const int i = stack.back();
     stack.pop_back();
     if (!need.insert(i).second) continue;
-    // A matmul's operands are not per element: its A sum is in shared memory, B is read there.
+    // A matmul's operands are not per element: its statement sums its A row and reads B.
     if (k_.ops[i].kind == BlockOpKind::kMatMul) continue;
     for (int x : k_.ops[i].operands) stack.push_back(x);
   }
@@ -174,10 +174,7 @@ absl::Status PointwiseGen::Analyze() {
                                                  k_.threads,
                                                  " is not a multiple of 32 in [32, 1024]"));
   }
-  std::vector<int> uses(k_.ops.size(), 0);
-  for (const ConcreteBlockOp& op : k_.ops) {
-    for (int o : op.operands) ++uses[o];
-  }
+  const std::vector<int> uses = UseCounts(k_);
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
     switch (op.kind) {
