@@ -617,15 +617,22 @@ TEST(CodegenTest, RmsAndAfterLoopMatmulLimits) {
 }
 
 // lora's X·A split (split_fixtures.h, lora_split_xa) with the side accumulator or the combine's
-// matmul operand used by something else: refused by exact message.
+// matmul operand used by something else, a contracted extent over 64, or folded into the
+// partial kernel (cluster_combine): refused by exact message.
 TEST(CodegenTest, SideAndCombineMatmulLimits) {
   struct Case {
     int misuse;
     const char* message;
+    int64_t r = 16;        // the LoRA rank
+    bool cluster = false;  // CodegenOptions::cluster_combine
   };
   const Case cases[] = {
+      {0, "codegen: kernel k1, op XAB (matmul): the contracted extent (128) is over 64 (each "
+          "element sums its own row of A)", 128},
+      {0, "codegen: kernel k1, op XAB (matmul): cluster_combine: a combine kernel with a matmul "
+          "cannot be folded", 16, true},
       {1, "codegen: kernel k0, op XA (matmul): the N tile (16) differs from the stored tile's "
-          "(128) and its accumulator is not only stored"},
+          "(256) and its accumulator is not only stored"},
       {2, "codegen: kernel k1, op XAB (matmul): the pointwise template supports a matmul only "
           "after the forloop, as acc_sum(loop input tile) · (loop-invariant input tile), its A "
           "operand used by nothing else"},
@@ -634,10 +641,12 @@ TEST(CodegenTest, SideAndCombineMatmulLimits) {
     SCOPED_TRACE(c.misuse);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                          codegen_test::MakeLoraSplitXaFixture(
-                             {{"B", 2}, {"K", 1024}, {"N", 512}, {"R", 16}}, c.misuse));
+                             {{"B", 2}, {"K", 1024}, {"N", 512}, {"R", c.r}}, c.misuse));
     ASSERT_OK_AND_ASSIGN(BlockProgram p,
-                         Instantiate(f.graph, {{"g", 4}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 2}}));
-    EXPECT_THAT(GenerateCuda(p), StatusIs(absl::StatusCode::kUnimplemented, c.message));
+                         Instantiate(f.graph, {{"g", 2}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 2}}));
+    CodegenOptions options;
+    options.cluster_combine = c.cluster;
+    EXPECT_THAT(GenerateCuda(p, options), StatusIs(absl::StatusCode::kUnimplemented, c.message));
   }
 }
 
