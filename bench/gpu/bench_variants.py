@@ -25,19 +25,26 @@ from node_probe import Subset  # noqa: E402
 import torch  # noqa: E402
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(CARRY, "var")
-    repeat = max(1, int(os.environ.get("REPEAT", "1")))
-    rows = []
+def variant_groups(root):
+    """Per workload row with folders <workload>_b<batch>__<tag> under root: (w, the harness's
+    input sets for it (seed 0), [(tag, folder)]), rows in workloads.suite() order."""
     for w in workloads.suite():
         folders = sorted(glob.glob(os.path.join(root, f"{w['name']}_b{w['bs']}__*")))
         if not folders:
             continue
         torch.manual_seed(0)
         sets = harness.input_sets(w["make"], w["bytes"])
+        yield w, sets, [(os.path.basename(f).split("__", 1)[1], f) for f in folders]
+        del sets  # (the caller frees its reference and empties the cache before the next row)
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(CARRY, "var")
+    repeat = max(1, int(os.environ.get("REPEAT", "1")))
+    rows = []
+    for w, sets, folders in variant_groups(root):
         progs = []
-        for folder in folders:
-            tag = os.path.basename(folder).split("__", 1)[1]
+        for tag, folder in folders:
             try:
                 p = Program(folder, INPUTS[w["name"]])
             except Exception as e:  # recorded, not fatal

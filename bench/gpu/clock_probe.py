@@ -12,11 +12,12 @@ ZERO_ROWS=r, the rows r.. of the first input (X of the GEMV rows) are zeroed as 
 window: the same kernel on the same shapes with less tensor-core data toggling, to tell a
 power- or clock-bound kernel from a latency-bound one. Writes $OUT/clock_probe.json.
 """
-import glob, json, os, statistics, subprocess, sys, time
+import json, os, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_optimize import CARRY, INPUTS, Program, check, harness, workloads  # noqa: E402
+from bench_optimize import CARRY, INPUTS, Program, check, harness  # noqa: E402
+from bench_variants import variant_groups  # noqa: E402
 import torch  # noqa: E402
 
 QUERY = "timestamp,clocks.sm,clocks.mem,power.draw,clocks_throttle_reasons.active"
@@ -61,20 +62,14 @@ def main():
     time.sleep(0.5)
     windows = []
     try:
-        for w in workloads.suite():
-            folders = sorted(glob.glob(os.path.join(root, f"{w['name']}_b{w['bs']}__*")))
-            if not folders:
-                continue
-            torch.manual_seed(0)
-            sets = harness.input_sets(w["make"], w["bytes"])
+        for w, sets, folders in variant_groups(root):
             variants = [("random", sets)]
             if zero is not None:
                 zsets = [tuple(t.clone() for t in s) for s in sets]
                 for s in zsets:
                     s[0][int(zero):].zero_()
                 variants.append((f"rows {zero}.. zero", zsets))
-            for folder in folders:
-                tag = os.path.basename(folder).split("__", 1)[1]
+            for tag, folder in folders:
                 p = Program(folder, INPUTS[w["name"]])
                 err = check(p, w)
                 for data, s in variants:
