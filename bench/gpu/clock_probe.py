@@ -5,7 +5,7 @@ folders as for bench_variants.py:
 
     PYTHONUNBUFFERED=1 python3 bench/gpu/clock_probe.py [.carry/var]
 
-For each variant, replays harness.graph_us back to back for about SECONDS (default 2) while
+For each variant, replays harness.graph_us back to back for about SECONDS_PER seconds (default 2) while
 `nvidia-smi -lms 20` samples the SM clock, power draw and active throttle reasons, and prints the
 median µs per call next to the mean clock and power of the samples inside that window. With
 ZERO_ROWS=r, the rows r.. of the first input (X of the GEMV rows) are zeroed as well, in a second
@@ -13,6 +13,7 @@ window: the same kernel on the same shapes with less tensor-core data toggling, 
 power- or clock-bound kernel from a latency-bound one. Writes $OUT/clock_probe.json.
 """
 import json, os, statistics, subprocess, sys, time
+from datetime import datetime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -37,8 +38,7 @@ def samples(path, t0, t1):
             if len(parts) < 5:
                 continue
             try:
-                ts = time.mktime(time.strptime(parts[0].split(".")[0], "%Y/%m/%d %H:%M:%S"))
-                ts += float("0." + parts[0].split(".")[1]) if "." in parts[0] else 0.0
+                ts = datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
                 out.append((ts, float(parts[1]), float(parts[2]), float(parts[3]), parts[4]))
             except ValueError:
                 continue
