@@ -552,7 +552,11 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                : absl::StrCat("if (wn * ", ntw_of(m), " + nt < ", m.n / kMmaN, ") ");
   };
   launch.accumulator_regs = static_cast<int64_t>(sumsqs_.size()) * mtiles_ * 2;
-  for (const MatMulPlan& m : matmuls_) launch.accumulator_regs += mtiles_ * ntw_of(m) * 4;
+  for (const MatMulPlan& m : matmuls_) {
+    launch.accumulator_regs += mtiles_ * ntw_of(m) * 4;
+    // gemm_defer_chained: X·A's two m16n8 accumulators per m16 tile live across the loop.
+    if (m.chained && options_.gemm_defer_chained) launch.accumulator_regs += mtiles_ * 8;
+  }
   if (launch.accumulator_regs > kMaxAccumulatorRegs) {
     // Compile-time indexed f32 accumulators live in registers; past this they spill (e.g. a
     // split family whose blocks keep the whole N = 6144 row: 768 n8 tiles).
@@ -674,6 +678,13 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     absl::StrAppend(&s, "  float ssl", q.acc, "[", mtiles_, "] = {}, ssh", q.acc, "[", mtiles_,
                     "] = {};  // ", OpLabel(q.acc), "\n");
   }
+  if (options_.gemm_defer_chained) {
+    for (const MatMulPlan& m : matmuls_) {
+      if (!m.chained) continue;
+      absl::StrAppend(&s, "  float xa", m.op, "[", mtiles_, "][2][4] = {};  // ", OpLabel(m.a),
+                      ", summed over the loop (gemm_defer_chained)\n");
+    }
+  }
   // Pipeline prologue.
   absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
   absl::StrAppend(&s,
@@ -758,6 +769,14 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                       ", kc * 16, 0, lane);\n");
       absl::StrAppend(&s,
                       "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};\n");
+      if (options_.gemm_defer_chained) {
+        // gemm_defer_chained: only X·A here, summed over the loop; ·B after it.
+        absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
+                        "; ++mt) {\n          MmaM16N8K16(xa", m.op, "[mt][0], a", in.a,
+                        "[mt], b0);\n          MmaM16N8K16(xa", m.op, "[mt][1], a", in.a,
+                        "[mt], b1);\n        }\n      }\n");
+        continue;
+      }
       absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
                       "; ++mt) {\n          float xa[2][4] = {};\n          MmaM16N8K16(xa[0], a",
                       in.a, "[mt], b0);\n          MmaM16N8K16(xa[1], a", in.a, "[mt], b1);\n");
@@ -807,6 +826,21 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                     OpLabel(m.op), "\n      }\n");
   }
   absl::StrAppend(&s, "    }\n", stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
+  if (options_.gemm_defer_chained) {
+    // X·A (this warp's K chunks) rounded to f16 once: its m16n8 accumulator pairs are the
+    // m16k16 A fragment of ·B. Each warp along K adds its share; the epilogue sums the warps.
+    for (const MatMulPlan& m : matmuls_) {
+      if (!m.chained) continue;
+      absl::StrAppend(&s, "#pragma unroll\n  for (int mt = 0; mt < ", mtiles_,
+                      "; ++mt) {  // ", OpLabel(m.op), " after the loop\n");
+      absl::StrAppend(&s, "    const u32_t pa[4] = {PackF16x2(xa", m.op, "[mt][0][0], xa", m.op,
+                      "[mt][0][1]), PackF16x2(xa", m.op, "[mt][0][2], xa", m.op,
+                      "[mt][0][3]), PackF16x2(xa", m.op, "[mt][1][0], xa", m.op,
+                      "[mt][1][1]), PackF16x2(xa", m.op, "[mt][1][2], xa", m.op, "[mt][1][3])};\n");
+      absl::StrAppend(&s, "#pragma unroll\n    for (int nt = 0; nt < ", ntw_of(m),
+                      "; ++nt) MmaM16N8K16(acc", m.op, "[mt][nt], pa, bf", m.op, "[nt]);\n  }\n");
+    }
+  }
   if (direct) {
     absl::StrAppend(&s, "  CpAsyncWait<0>();\n  {\n    const int g = lane >> 2, t = lane & 3;\n");
     for (int o : outputs_) {

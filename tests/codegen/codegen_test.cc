@@ -860,6 +860,53 @@ absl::StatusOr<BlockProgram> Make(const ProgramCase& c) {
   return Instantiate(f.graph, Parse(c.assignment));
 }
 
+// CodegenOptions::gemm_defer_chained: lora's chained (X·A)·B multiplies by B once after the
+// loop. Per k16 chunk only X·A's two mma remain in the loop; after it, one k16 step per n8 tile
+// of the warp; X·A's eight f32 accumulators per m16 tile are counted in accumulator_regs.
+// Programs without a chained matmul are generated exactly as without the option.
+TEST(CodegenTest, DeferChainedMatmul) {
+  struct Case {
+    ProgramCase program;
+    bool warps_n;
+    int tiles_per_warp;  // ·B's n8 tiles per warp (after the loop)
+    bool chained;
+  };
+  const Case cases[] = {
+      {{"lora_splitk", "lora", 1, true, "g=16,s=8,F=8,T=128,S=3", 2}, true, 8, true},
+      {{"lora_splitk", "lora", 8, true, "g=32,s=4,F=8,T=128,S=4", 2}, false, 16, true},
+      {{"rmsnorm_linear_split", "rmsnorm_linear", 8, true, "g=32,s=4,F=16,T=128,S=4", 2}, false,
+       0, false},
+      {{"gated_mlp_splitk", "gated_mlp", 8, true, "g=64,s=2,F=16,T=256,S=4", 2}, true, 0, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.program.fixture, " b=", c.program.batch));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    CodegenOptions plain;
+    plain.gemm_warps_along_n = c.warps_n;
+    CodegenOptions defer = plain;
+    defer.gemm_defer_chained = true;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode a, GenerateCuda(p, plain));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode b, GenerateCuda(p, defer));
+    if (!c.chained) {
+      EXPECT_EQ(a.source, b.source);
+      EXPECT_EQ(a.launches[0].accumulator_regs, b.launches[0].accumulator_regs);
+      continue;
+    }
+    EXPECT_EQ(b.launches[0].accumulator_regs, a.launches[0].accumulator_regs + 8);
+    EXPECT_THAT(b.source, HasSubstr("summed over the loop (gemm_defer_chained)"));
+    EXPECT_THAT(b.source, HasSubstr("const u32_t pa[4] = {PackF16x2(xa7[mt][0][0], "));
+    EXPECT_THAT(b.source, HasSubstr(absl::StrCat("for (int nt = 0; nt < ", c.tiles_per_warp,
+                                                 "; ++nt) MmaM16N8K16(acc7[mt][nt], pa, bf7[nt]);\n  }")));
+    EXPECT_EQ(Count(b.source, "float xa[2][4] = {};"), 0);
+    EXPECT_EQ(Count(a.source, "float xa[2][4] = {};"), 1);
+    // The ·B step moves from inside the k16 loop (two levels of indent deeper) to after it.
+    EXPECT_EQ(Count(a.source, "          for (int nt = 0; nt < "), 1);
+    EXPECT_EQ(Count(b.source, "          for (int nt = 0; nt < "), 0);
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, defer));
+    EXPECT_EQ(again.source, b.source);  // deterministic
+  }
+}
+
 // CodegenOptions::programmatic_dependent_launch in all three templates: every kernel begins
 // with the prologue, is marked in launch.json, and host.h launches it with the attribute
 // through cudaLaunchKernelEx; without the option none of it appears.

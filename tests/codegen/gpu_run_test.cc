@@ -37,6 +37,7 @@ struct GpuCase {
   bool pdl = false;        // CodegenOptions::programmatic_dependent_launch
   bool warps_n = false;    // CodegenOptions::gemm_warps_along_n
   bool wgmma = false;      // CodegenOptions::attention_wgmma (sm_90 devices only)
+  bool defer = false;      // CodegenOptions::gemm_defer_chained
 };
 
 TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
@@ -261,6 +262,16 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"B", 1}, {"K", 1024}, {"N", 512}},
                                    {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}},
                                    0, false, false, false, false, false, true},
+                           // gemm_defer_chained: (X·A)·B once after the loop, warps along N
+                           // (each warp's whole X·A) and along K (the warps' shares summed).
+                           GpuCase{"lora_splitk",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, true, true, false, true},
+                           GpuCase{"lora_splitk",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, true, false, false, true},
                            // Programmatic dependent launch: GEMM, pointwise and attention
                            // kernels, one- and two-kernel programs.
                            GpuCase{"lora_splitk",
@@ -368,6 +379,8 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.programmatic_dependent_launch = c.pdl;
     options.gemm_warps_along_n = c.warps_n;
     options.attention_wgmma = c.wgmma;
+    options.gemm_defer_chained = c.defer;
+    if (c.defer) r.name += " [gemm_defer_chained]";
     if (c.cluster) r.name += " [cluster_combine]";
     if (c.wgmma) r.name += " [attention_wgmma]";
     if (c.pdl) r.name += " [programmatic_dependent_launch]";

@@ -134,6 +134,15 @@ struct CodegenOptions {
   // the two depends on the tile: rmsnorm_linear's 16 x 192 x 64 tiles, docs/performance.md.)
   // Other templates ignore it.
   bool gemm_warps_along_n = false;
+  // GEMM template, a chained loop matmul acc_sum((X·A)·B) (lora's split form): multiply by B
+  // once after the forloop instead of at every k16 chunk. The inner X·A [M, 16] is summed in
+  // f32 over the block's whole K range (each warp along K its own chunks), rounded to f16 once,
+  // and multiplied by B's fragments into the accumulator before the epilogue:
+  // Σ_k round(X_k·A_k)·B becomes round(Σ_k X_k·A_k)·B, equal by distributivity up to the f16
+  // rounding of X·A (done once, as PyTorch's (x @ a) @ b does, instead of per chunk). Per k16
+  // chunk 2 + n8-tiles mma become 2; eight more f32 registers per m16 tile. Other kernels
+  // ignore it.
+  bool gemm_defer_chained = false;
   // Spread each kernel's blocks evenly over the GPU's SMs (off while sms == 0). A grid that
   // fits in one wave is not always spread evenly by the block scheduler: on the H200, 256
   // blocks of a kernel that fits three per SM ran in 20.0 µs, and in 16.6 µs when at most two
