@@ -12,7 +12,8 @@ and programmatic dependent launch from launch.json), checked against the float64
 timed with harness.graph_us (one CUDA graph over input sets rotated past L2, median of
 replays), then checked again. REPEAT=n (default 1) times every variant of a row n times, round-robin (the spread
 between runs on the H200 is a few per cent, larger than the differences an A/B looks for), and
-prints the median and the minimum. BREAKDOWN=1 also times each kernel of a variant alone (node_probe.Subset: same
+prints the median and the minimum. TIME_WRONG=1 also times programs whose output is wrong (hand
+edits that remove work to see what it costs). BREAKDOWN=1 also times each kernel of a variant alone (node_probe.Subset: same
 buffers and input sets, each kernel's launch attributes as they are), as "kernel_us". Writes
 $OUT/prism_variants.json.
 """
@@ -23,6 +24,8 @@ sys.path.insert(0, HERE)
 from bench_optimize import CARRY, INPUTS, Program, check, harness, workloads  # noqa: E402
 from node_probe import Subset  # noqa: E402
 import torch  # noqa: E402
+
+TIME_WRONG = bool(os.environ.get("TIME_WRONG"))
 
 
 def variant_groups(root):
@@ -55,7 +58,8 @@ def main():
             progs.append((tag, p, err, []))
         for _ in range(repeat):
             for tag, p, err, times in progs:
-                times.append(harness.graph_us(p, sets) if err == err and err < 5e-3 else float("nan"))
+                ok = err == err and err < 5e-3
+                times.append(harness.graph_us(p, sets) if ok or TIME_WRONG else float("nan"))
                 p.bufs.clear()
         for tag, p, err, times in progs:
             us = statistics.median(times)

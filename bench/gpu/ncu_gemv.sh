@@ -5,6 +5,8 @@
 #     sections, $OUT/ncu_<row>.txt; ROWS default "lora_b1 lora_b8 rmsnorm_linear_b1 rmsnorm_linear_b8".
 #   MODE=stalls: the warp-stall reasons per issued instruction, $OUT/stalls_<row>.txt, the eight
 #     largest printed; ROWS default "lora_b1 rmsnorm_linear_b1".
+#   MODE=source: per-SASS-instruction source counters (stall samples, L2/DRAM sectors) as CSV,
+#     $OUT/source_<row>.csv; ROWS default "rmsnorm_linear_b1 rmsnorm_linear_b8".
 export PYTHONUNBUFFERED=1
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 MODE=${MODE:-sections}
@@ -18,6 +20,10 @@ if [ "$MODE" = stalls ]; then
   done
   args=(--metrics "${metrics#,}")
   prefix=stalls
+elif [ "$MODE" = source ]; then
+  rows=${ROWS:-"rmsnorm_linear_b1 rmsnorm_linear_b8"}
+  args=(--section SourceCounters --page source --print-source sass --csv)
+  prefix=source
 else
   rows=${ROWS:-"lora_b1 lora_b8 rmsnorm_linear_b1 rmsnorm_linear_b8"}
   args=()
@@ -26,12 +32,15 @@ else
   done
   prefix=ncu
 fi
+ext=txt; [ "$MODE" = source ] && ext=csv
 for r in $rows; do
   echo "=== $r"
   timeout 150 $NCU -k regex:prism_candidate_k0 --launch-skip 3 --launch-count 1 "${args[@]}" \
-    python3 bench/gpu/bench_variants.py .carry/ncu/$r > $OUT/${prefix}_$r.txt 2>&1
+    python3 bench/gpu/bench_variants.py .carry/ncu/$r > $OUT/${prefix}_$r.$ext 2>&1
   echo "rc=$?"
-  if [ "$MODE" = stalls ]; then
+  if [ "$MODE" = source ]; then
+    wc -l $OUT/${prefix}_$r.$ext
+  elif [ "$MODE" = stalls ]; then
     grep -E 'stalled' $OUT/${prefix}_$r.txt | awk '{print $1, $NF}' | sort -k2 -rn | head -8
   else
     grep -E 'DRAM Throughput|Memory Throughput|Duration|Achieved Occupancy|Stall|Warp Cycles Per Issued|Issued Ipc|No Eligible' \
