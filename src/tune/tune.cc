@@ -88,6 +88,18 @@ constexpr bool kWgmmaOnlyAttention = true;
 // `prism optimize --no-gpu` on the 2-core machine).
 constexpr int64_t kMaxAssignmentsWgmma = 80000;
 constexpr int kMaxGenerate = 8000;
+// Every instance is generated with gemm_defer_chained (it changes only lora's chained
+// (X·A)·B split form): ·B once after the loop instead of at every k16 chunk. On the H200
+// (2026-12-03, 7 runs each) lora b=1's selection 13.46 → 13.27 µs, b=8's 14.89 → 14.68
+// (docs/performance.md).
+constexpr bool kDeferChained = true;
+// cluster_combine variants are measured only when their clusters have at most this many blocks:
+// on the H200 (2026-12-03) split-K GEMM instances with s = 2 ran 0.1-0.5 µs faster folded into
+// clusters of two (gated_mlp b=8 g64 s2 F16 T256: 21.47 and 21.66 against 21.95 and 21.90 µs),
+// while clusters of four and eight were slower than the two kernels on every row (32 clusters
+// of four do not fit at once at one block per SM: a second wave). In the tuner the best
+// cluster candidate came within 0.2-2 % of the selection on gated_mlp (docs/performance.md).
+constexpr int64_t kMaxTunedClusterBlocks = 2;
 
 struct Sampled {
   std::vector<Instance> instances;
@@ -102,6 +114,7 @@ absl::StatusOr<codegen::GeneratedCode> GenerateInstance(
     const codegen::CodegenOptions::Residency& residency) {
   PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
   options.balance_residency = residency;
+  options.gemm_defer_chained = kDeferChained;
   return codegen::GenerateCuda(bp, options);
 }
 
@@ -178,7 +191,12 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
       if (no_pdl && options.programmatic_dependent_launch) continue;
       if (pdl_only && !options.programmatic_dependent_launch) continue;
       absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, options);
-      if (!v.ok() || !sources.insert(v->source).second) continue;
+      if (!v.ok()) continue;
+      if (options.cluster_combine) {
+        const std::array<int64_t, 3>& c = v->launches.front().cluster;
+        if (c[0] * c[1] * c[2] > kMaxTunedClusterBlocks) continue;
+      }
+      if (!sources.insert(v->source).second) continue;
       Instance vi = inst;
       vi.variant = name;
       out.instances.push_back(std::move(vi));
@@ -445,13 +463,21 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
   wg.attention_wgmma = true;
   codegen::CodegenOptions wg_pdl = wg;
   wg_pdl.programmatic_dependent_launch = true;
+  // Split-K GEMM instances folded into clusters (only those of kMaxTunedClusterBlocks blocks
+  // are kept; attention and one-kernel instances fail to generate and are skipped).
+  codegen::CodegenOptions c_pdl = pdl;
+  c_pdl.cluster_combine = true;
+  codegen::CodegenOptions cn_pdl = n_pdl;
+  cn_pdl.cluster_combine = true;
   return {{"attention_tiles_per_warp=2", w2},
           {"programmatic_dependent_launch", pdl},
           {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl},
           {"attention_wgmma", wg},
           {"attention_wgmma,programmatic_dependent_launch", wg_pdl},
           {"gemm_warps_along_n", n},
-          {"gemm_warps_along_n,programmatic_dependent_launch", n_pdl}};
+          {"gemm_warps_along_n,programmatic_dependent_launch", n_pdl},
+          {"cluster_combine,programmatic_dependent_launch", c_pdl},
+          {"cluster_combine,gemm_warps_along_n,programmatic_dependent_launch", cn_pdl}};
 }
 
 std::vector<Assignment> NeighborAssignments(const SGraph& graph, const Assignment& a,

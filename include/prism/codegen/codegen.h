@@ -114,8 +114,9 @@ struct CodegenOptions {
   // is used by no other kernel or output. c > 8 needs the driver's non-portable cluster sizes
   // (the runtime and host.h ask for them). No pair qualifies → Unimplemented with the reason
   // for the first candidate pair. The generated source compiles only for sm_90 and newer.
-  // Measured slower than the two kernels on the H200 (docs/codegen.md); the tuner does not try
-  // it.
+  // On the H200 slower than the two kernels with clusters of four or more, 0.1-0.5 µs faster
+  // with clusters of two (docs/performance.md, 2026-12-03); the tuner tries it where the
+  // clusters have two blocks.
   bool cluster_combine = false;
   // sm_90: programmatic dependent launch. Every kernel starts with
   // griddepcontrol.launch_dependents (the next kernel in the stream may be scheduled now) and
