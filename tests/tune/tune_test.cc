@@ -59,14 +59,23 @@ TuneOptions Options(bool use_gpu) {
   return o;
 }
 
-// Optimize without a GPU, the top family only, on a fixture at its WORKLOADS.md sizes.
-absl::StatusOr<TuneResult> OptimizeTopFamily(const char* fixture, int batch) {
+// Optimize without a GPU for the h200 target, on a fixture at its WORKLOADS.md sizes, with
+// `top_families` and `instances_per_family` set where they are positive (else Options()').
+absl::StatusOr<TuneResult> OptimizeAtWorkloadSizes(const char* fixture, int batch,
+                                                   int top_families,
+                                                   int instances_per_family = 0) {
   PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget("h200"));
   PRISM_ASSIGN_OR_RETURN(fixtures::Fixture f,
                          fixtures::MakeFixture(fixture, fixtures::WorkloadSizes(fixture, batch)));
   TuneOptions options = Options(false);
-  options.top_families = 1;
+  if (top_families > 0) options.top_families = top_families;
+  if (instances_per_family > 0) options.instances_per_family = instances_per_family;
   return Optimize(f.program, target, options);
+}
+
+// The top family only.
+absl::StatusOr<TuneResult> OptimizeTopFamily(const char* fixture, int batch) {
+  return OptimizeAtWorkloadSizes(fixture, batch, 1);
 }
 
 struct PipelineCase {
@@ -339,12 +348,7 @@ TEST(OptimizeTest, AttentionInstancesAlsoTryTheirCodegenVariants) {
 // against the selected 19.1), was never sampled: 26 of the 543 pooled instances of its family
 // fit wgmma, and the mma.sync variants took two thirds of the budget.
 TEST(OptimizeTest, AttentionFamiliesThatWgmmaFitsAreSampledWithItOnly) {
-  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                       fixtures::MakeFixture("gqa", fixtures::WorkloadSizes("gqa", 8)));
-  TuneOptions options = Options(false);
-  options.top_families = 2;
-  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  ASSERT_OK_AND_ASSIGN(TuneResult r, OptimizeAtWorkloadSizes("gqa", 8, 2));
   std::map<int, int> per_family;
   bool found = false;
   for (const Candidate& c : r.candidates) {
@@ -357,7 +361,7 @@ TEST(OptimizeTest, AttentionFamiliesThatWgmmaFitsAreSampledWithItOnly) {
   ASSERT_EQ(per_family.size(), 2u);
   // The family with a query-tile axis (gy) fills its budget of 96.
   EXPECT_EQ(std::max(per_family.begin()->second, per_family.rbegin()->second),
-            options.instances_per_family);
+            Options(false).instances_per_family);
   EXPECT_TRUE(found) << "gx=16 gy=4 gs=4 F=8 T=128 S=2 was not sampled";
 }
 
@@ -412,12 +416,7 @@ TEST(OptimizeTest, SplitFamiliesAreSampledAtNearlyOneWaveOrMore) {
 // (cluster_combine), but only where the clusters have two blocks (gs = 2): clusters of four
 // and eight were slower than the two kernels on every row measured (docs/performance.md).
 TEST(OptimizeTest, SplitGemmInstancesTryClustersOfTwoOnly) {
-  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                       fixtures::MakeFixture("gated_mlp", fixtures::WorkloadSizes("gated_mlp", 8)));
-  TuneOptions options = Options(false);
-  options.instances_per_family = 60;
-  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+  ASSERT_OK_AND_ASSIGN(TuneResult r, OptimizeAtWorkloadSizes("gated_mlp", 8, 0, 60));
   std::map<int64_t, int> split_by_gs, cluster_by_gs;
   for (const Candidate& c : r.candidates) {
     if (r.search.families[c.family].kernels < 2 || !c.assignment.count("gs")) continue;
