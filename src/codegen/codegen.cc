@@ -41,6 +41,15 @@ constexpr int64_t kPadElems = 8;  // 16 bytes of f16 per shared row: conflict-fr
 // conflict on every store (docs/codegen.md, the `matmul(A, B)` row of the GEMM table).
 int64_t RedPitch(int64_t n) { return n % 16 == 0 ? n + 8 : n; }
 
+// `const u32_t pa[4] = …;`: the two m16n8 f32 accumulators xa[0], xa[1] of an [M, 16] X·A
+// (`xa` names a float [2][4]) rounded to f16 pairs, in the m16k16 A-fragment order (the
+// accumulator layout is the A layout) for the chained ·B.
+std::string PackXaFragment(const std::string& xa) {
+  return absl::StrCat("const u32_t pa[4] = {PackF16x2(", xa, "[0][0], ", xa, "[0][1]), PackF16x2(",
+                      xa, "[0][2], ", xa, "[0][3]), PackF16x2(", xa, "[1][0], ", xa,
+                      "[1][1]), PackF16x2(", xa, "[1][2], ", xa, "[1][3])};");
+}
+
 struct LoopInput {
   int op = -1;
   int64_t rows = 0, cols = 0, pitch = 0;
@@ -780,10 +789,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
                       "; ++mt) {\n          float xa[2][4] = {};\n          MmaM16N8K16(xa[0], a",
                       in.a, "[mt], b0);\n          MmaM16N8K16(xa[1], a", in.a, "[mt], b1);\n");
-      absl::StrAppend(&s,
-                      "          const u32_t pa[4] = {PackF16x2(xa[0][0], xa[0][1]), "
-                      "PackF16x2(xa[0][2], xa[0][3]), PackF16x2(xa[1][0], xa[1][1]), "
-                      "PackF16x2(xa[1][2], xa[1][3])};\n");
+      absl::StrAppend(&s, "          ", PackXaFragment("xa"), "\n");
       absl::StrAppend(&s, "#pragma unroll\n          for (int nt = 0; nt < ", ntw,
                       "; ++nt) MmaM16N8K16(acc", m.op, "[mt][nt], pa, bf", m.op,
                       "[nt]);\n        }\n      }\n");
@@ -833,10 +839,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       if (!m.chained) continue;
       absl::StrAppend(&s, "#pragma unroll\n  for (int mt = 0; mt < ", mtiles_,
                       "; ++mt) {  // ", OpLabel(m.op), " after the loop\n");
-      absl::StrAppend(&s, "    const u32_t pa[4] = {PackF16x2(xa", m.op, "[mt][0][0], xa", m.op,
-                      "[mt][0][1]), PackF16x2(xa", m.op, "[mt][0][2], xa", m.op,
-                      "[mt][0][3]), PackF16x2(xa", m.op, "[mt][1][0], xa", m.op,
-                      "[mt][1][1]), PackF16x2(xa", m.op, "[mt][1][2], xa", m.op, "[mt][1][3])};\n");
+      absl::StrAppend(&s, "    ", PackXaFragment(absl::StrCat("xa", m.op, "[mt]")), "\n");
       absl::StrAppend(&s, "#pragma unroll\n    for (int nt = 0; nt < ", ntw_of(m),
                       "; ++nt) MmaM16N8K16(acc", m.op, "[mt][nt], pa, bf", m.op, "[nt]);\n  }\n");
     }
