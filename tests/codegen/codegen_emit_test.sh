@@ -1,6 +1,7 @@
 #!/bin/sh
 # codegen_emit's output paths (ctest codegen_emit.OutputDirectory): a missing OUTDIR is created
-# with its parents and gets the three files; the option arguments take effect; an OUTDIR it
+# with its parents and gets the three files; the option arguments take effect (WARPS_ALONG_N,
+# CLUSTER, DEFER_CHAINED); an OUTDIR it
 # cannot write is exit 1 with
 # "codegen_emit: cannot write '<path>'"; PRISM_EMIT_BALANCE pads, and a malformed value is exit 2
 # with "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED".  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
@@ -20,6 +21,12 @@ grep -q "warps 4 along K x 1 along N" "$tmp/new/dir/kernel.cu" || fail "default 
 grep -q "warps 1 along K x 4 along N" "$tmp/n/kernel.cu" || fail "WARPS_ALONG_N did not split the warps along N"
 grep -q "launched as clusters of (1, 4, 1) blocks; kernel k1 folded in" "$tmp/n/kernel.cu" ||
   fail "CLUSTER did not fold the combine kernel"
+# DEFER_CHAINED (the 14th) reaches gemm_defer_chained: lora's ·B after the loop.
+"$emit" lora_splitk 1 g=16,s=8,F=8,T=128,S=3 "$tmp/d" "" 0 0 0 0 0 1 0 1 1 || fail "emit with DEFER_CHAINED failed"
+grep -q "summed over the loop (gemm_defer_chained)" "$tmp/d/kernel.cu" ||
+  fail "DEFER_CHAINED did not defer the chained matmul"
+"$emit" lora_splitk 1 g=16,s=8,F=8,T=128,S=3 "$tmp/nd" "" 0 0 0 0 0 1 0 1 || fail "emit without DEFER_CHAINED failed"
+grep -q "gemm_defer_chained" "$tmp/nd/kernel.cu" && fail "gemm_defer_chained without DEFER_CHAINED"
 # PRISM_EMIT_BALANCE sets balance_residency: gqa b=8's 256 blocks padded to two per H200 SM.
 PRISM_EMIT_BALANCE=132,233472,1024 "$emit" gqa 8 gx=16,gy=4,gz=4,F=8,T=128,S=2 "$tmp/bal" "" 0 0 0 0 0 1 1 ||
   fail "emit with PRISM_EMIT_BALANCE failed"
