@@ -55,13 +55,14 @@ class _LaunchConfig(ctypes.Structure):  # CUlaunchConfig
 _CUDA = None
 _NVRTC = None
 _CUBINS = {}
+_MODULES = {}
 
 
 def compile_kernel(src, function):
     """`function` of the generated source `src`, compiled with NVRTC exactly as prism's runtime
     compiles it (src/codegen/nvrtc.cc: --gpu-architecture=sm_<cc>, sm_90a on compute capability
     9.0, where the attention_wgmma kernels need wgmma; -std=c++17 -default-device), loaded with
-    CuPy: a cupy RawKernel. One compilation per (source, architecture)."""
+    CuPy: a cupy RawKernel. One compilation and one module load per (source, architecture)."""
     global _NVRTC
     if _NVRTC is None:
         for name in ("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
@@ -100,7 +101,12 @@ def compile_kernel(src, function):
         with open(path, "wb") as f:
             f.write(cubin.raw)
         _CUBINS[key] = path
-    return cupy.RawModule(path=path).get_function(function)
+    # One module load per source: the kernels of a program share its __device__ variables
+    # (bench/gpu/prototypes/flag_combine.py's counters), as in prism's runtime.
+    mod = _MODULES.get(path)
+    if mod is None:
+        mod = _MODULES[path] = cupy.RawModule(path=path)
+    return mod.get_function(function)
 
 
 def launch_ex(fn, grid, block, smem, cluster, programmatic, ptrs, stream):
