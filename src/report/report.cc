@@ -389,6 +389,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
       e["relative_error"] = c.measurement->relative_error;
       e["matches"] = c.measurement->matches;
     }
+    if (!c.confirm_us.empty()) e["confirm_us"] = c.confirm_us;
     if (!c.measure_error.empty()) e["measure_error"] = c.measure_error;
     cands.push_back(std::move(e));
   }

@@ -26,12 +26,20 @@
 namespace prism::cli {
 namespace {
 
-constexpr int64_t kDefaultTopFamilies = 3;
+constexpr int64_t kDefaultTopFamilies = 4;  // tune::TuneOptions::top_families
 
 // prism-out/<workload> or prism-out/<file stem>.
 std::string DefaultOutDir(const ParsedArgs& args) {
   if (std::optional<std::string> w = args.String("--workload")) return "prism-out/" + *w;
   return "prism-out/" + std::filesystem::path(args.positionals().at(0)).stem().string();
+}
+
+// ", confirmed <median> µs (median of <n>)" for a finalist of the confirmation round
+// (tune.h step 5); "" for the others.
+std::string ConfirmText(const std::vector<double>& confirm_us) {
+  if (confirm_us.empty()) return "";
+  return absl::StrCat(", confirmed ", Significant(tune::Median(confirm_us), 4), " µs (median of ",
+                      confirm_us.size(), ")");
 }
 
 }  // namespace
@@ -167,6 +175,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
                      {"cost_us", c.cost_us}};
     if (!c.codegen_variant.empty()) j["selected"]["codegen_variant"] = c.codegen_variant;
     if (c.measurement) j["selected"]["measured_us"] = c.measurement->median_us;
+    if (!c.confirm_us.empty()) j["selected"]["confirm_us"] = c.confirm_us;
     j["codegen_skips"] = nlohmann::ordered_json::array();
     for (const tune::CodegenSkip& s : r.codegen_skips) {
       j["codegen_skips"].push_back(
@@ -189,6 +198,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
         e["relative_error"] = k.measurement->relative_error;
         e["matches"] = k.measurement->matches;
       }
+      if (!k.confirm_us.empty()) e["confirm_us"] = k.confirm_us;
       if (!k.measure_error.empty()) e["measure_error"] = k.measure_error;
       j["candidates"].push_back(e);
     }
@@ -241,7 +251,8 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
         absl::StrAppend(&text, "measured ", Significant(k.measurement->median_us, 4), " µs, ",
                         k.measurement->matches ? "matches" : "DIFFERS from",
                         " the reference (rel. error ",
-                        Significant(k.measurement->relative_error, 3), ")\n");
+                        Significant(k.measurement->relative_error, 3), ")",
+                        ConfirmText(k.confirm_us), "\n");
       } else if (!k.compile_error.empty()) {
         absl::StrAppend(&text, "did not compile: ", k.compile_error, "\n");
       } else {
@@ -256,7 +267,8 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
     absl::StrAppend(&text, ", measured ", Significant(c.measurement->median_us, 4),
                     " µs (CUDA graph over ", c.measurement->input_sets,
                     " input sets; matches the reference, rel. error ",
-                    Significant(c.measurement->relative_error, 3), ")");
+                    Significant(c.measurement->relative_error, 3), ")",
+                    ConfirmText(c.confirm_us));
   }
   absl::StrAppend(&text, "\n");
   if (r.method == tune::Method::kCostModel) {

@@ -480,6 +480,26 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
           {"cluster_combine,gemm_warps_along_n,programmatic_dependent_launch", cn_pdl}};
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int PickConfirmed(const std::vector<std::vector<double>>& times) {
+  int best = -1;
+  double best_us = 0;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (times[i].empty()) continue;
+    const double m = Median(times[i]);
+    if (best < 0 || m < best_us) {
+      best = static_cast<int>(i);
+      best_us = m;
+    }
+  }
+  return best;
+}
+
 std::vector<Assignment> NeighborAssignments(const SGraph& graph, const Assignment& a,
                                             const std::function<bool(const Assignment&)>& accept,
                                             int max_steps) {
@@ -850,13 +870,54 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     return absl::FailedPreconditionError(absl::StrCat(
         "no candidate matched the reference on the GPU: ", absl::StrJoin(failures, "; ")));
   }
+  // Confirmation (tune.h step 5): the finalists measured again, interleaved.
+  if (options.confirm_top >= 2 && options.confirm_rounds > 0) {
+    std::vector<size_t> finalists;
+    for (size_t i = 0; i < r.candidates.size(); ++i) {
+      const Candidate& c = r.candidates[i];
+      if (c.measurement && c.measurement->matches) finalists.push_back(i);
+    }
+    std::stable_sort(finalists.begin(), finalists.end(), [&](size_t a, size_t b) {
+      return r.candidates[a].measurement->median_us < r.candidates[b].measurement->median_us;
+    });
+    if (finalists.size() > static_cast<size_t>(options.confirm_top)) {
+      finalists.resize(static_cast<size_t>(options.confirm_top));
+    }
+    if (finalists.size() >= 2) {
+      std::vector<BlockProgram> programs;
+      for (size_t i : finalists) {
+        PRISM_ASSIGN_OR_RETURN(
+            BlockProgram bp,
+            Instantiate(*r.search.families[r.candidates[i].family].graph, r.candidates[i].assignment));
+        programs.push_back(std::move(bp));
+      }
+      std::vector<runtime::MeasureJob> jobs;
+      for (int round = 0; round < options.confirm_rounds; ++round) {
+        for (size_t k = 0; k < finalists.size(); ++k) {
+          jobs.push_back({&cubins[finalists[k]], &codes[finalists[k]].launches, &programs[k]});
+        }
+      }
+      PRISM_ASSIGN_OR_RETURN(
+          std::vector<absl::StatusOr<runtime::Measurement>> measured,
+          runtime::MeasureAllInChild(r.device->ordinal, jobs, inputs, reference, mopt,
+                                     absl::Now() + absl::Seconds(options.confirm_budget_s)));
+      std::vector<std::vector<double>> times(finalists.size());
+      for (size_t j = 0; j < measured.size(); ++j) {
+        const absl::StatusOr<runtime::Measurement>& m = measured[j];
+        if (m.ok() && m->matches) times[j % finalists.size()].push_back(m->median_us);
+      }
+      for (size_t k = 0; k < finalists.size(); ++k) r.candidates[finalists[k]].confirm_us = times[k];
+      const int pick = PickConfirmed(times);
+      if (pick >= 0) r.selected = static_cast<int>(finalists[static_cast<size_t>(pick)]);
+    }
+  }
   if (!options.tune_cache_dir.empty()) {
     const Candidate& c = r.candidates[r.selected];
     TuneCacheEntry e;
     e.family = c.family;
     e.assignment = c.assignment;
     e.codegen_variant = c.codegen_variant;
-    e.median_us = c.measurement->median_us;
+    e.median_us = c.confirm_us.empty() ? c.measurement->median_us : Median(c.confirm_us);
     e.relative_error = c.measurement->relative_error;
     e.input_sets = c.measurement->input_sets;
     absl::Status st = tune_cache.Store(r.tune_cache_key, e);
@@ -894,6 +955,8 @@ std::string TuneCache::Key(const Program& program, const runtime::DeviceInfo& de
   h.Add(options.refine_rounds);
   h.Add(options.refine_top);
   h.Add(options.refine_max);
+  h.Add(options.confirm_top);
+  h.Add(options.confirm_rounds);
   return absl::StrFormat("%016x", h.Finish());
 }
 
@@ -990,6 +1053,7 @@ std::string FamilyJson(const TuneResult& r, const std::string& program_label) {
   if (!c.codegen_variant.empty()) j["codegen_variant"] = c.codegen_variant;
   j["selection"] = MethodName(r.method);
   if (c.measurement) j["measured_us"] = c.measurement->median_us;
+  if (!c.confirm_us.empty()) j["confirm_us"] = c.confirm_us;
   j["sgraph"] = nlohmann::ordered_json::parse(SGraphToJson(*fr.graph).dump());
   return j.dump(2) + "\n";
 }

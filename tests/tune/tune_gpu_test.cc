@@ -34,6 +34,7 @@ TEST(TuneGpuTest, RefinementMeasuresNeighboursOfTheFastest) {
     o.instances_per_family = 6;
     o.refine_rounds = c.rounds;
     o.refine_max = 8;
+    o.confirm_top = 0;  // the fastest first measurement selects (see the test below)
     ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, o));
     ASSERT_EQ(r.method, Method::kMeasured);
     int refined = 0;
@@ -64,6 +65,50 @@ TEST(TuneGpuTest, RefinementMeasuresNeighboursOfTheFastest) {
     ASSERT_TRUE(r.chosen().measurement.has_value());
     EXPECT_EQ(r.chosen().measurement->median_us, fastest);
   }
+}
+
+// The confirmation round (tune.h step 5): the confirm_top fastest matching candidates by their
+// first measurement, and only they, are measured confirm_rounds more times; the selection is
+// the finalist with the lowest median of those.
+TEST(TuneGpuTest, ConfirmationPicksTheLowestMedianOfTheFinalists) {
+  absl::StatusOr<runtime::DeviceInfo> dev = runtime::QueryDevice(0);
+  if (!dev.ok()) GTEST_SKIP() << dev.status().message();
+  if (!codegen::NvrtcAvailable()) GTEST_SKIP() << "built without NVRTC";
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("rmsnorm_linear", {{"M", 16}, {"K", 1024}, {"N", 512}}));
+  TuneOptions o;
+  o.search.budget = absl::Hours(1);
+  o.require_gpu = true;
+  o.top_families = 1;
+  o.instances_per_family = 8;
+  o.refine_rounds = 0;
+  o.confirm_top = 3;
+  o.confirm_rounds = 2;
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, o));
+  ASSERT_EQ(r.method, Method::kMeasured);
+  std::vector<size_t> ranked;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& k = r.candidates[i];
+    if (k.measurement && k.measurement->matches) ranked.push_back(i);
+  }
+  ASSERT_GE(ranked.size(), 3u);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+    return r.candidates[a].measurement->median_us < r.candidates[b].measurement->median_us;
+  });
+  std::vector<std::vector<double>> times;
+  for (size_t k = 0; k < ranked.size(); ++k) {
+    const Candidate& c = r.candidates[ranked[k]];
+    if (k < 3) {
+      EXPECT_EQ(c.confirm_us.size(), 2u) << CandidateText(*r.search.families[c.family].graph, c);
+      times.push_back(c.confirm_us);
+    } else {
+      EXPECT_TRUE(c.confirm_us.empty());
+    }
+  }
+  const int pick = PickConfirmed(times);
+  ASSERT_GE(pick, 0);
+  EXPECT_EQ(r.selected, static_cast<int>(ranked[static_cast<size_t>(pick)]));
 }
 
 }  // namespace

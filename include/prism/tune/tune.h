@@ -55,6 +55,13 @@
 //      the neighbours find the threads / stages / tile sizes that the lower bound does not
 //      rank (docs/optimize.md). A tuning-cache entry that names a refined candidate is
 //      regenerated from its assignment.
+//   5. With a GPU, confirmation (TuneOptions::confirm_top, confirm_rounds): the confirm_top
+//      fastest matching candidates are measured confirm_rounds more times, interleaved (each
+//      round measures every finalist once, all rounds in one child), and the finalist with
+//      the lowest median of those measurements is selected (PickConfirmed;
+//      Candidate::confirm_us). Why: one measurement per candidate picks the luckiest of
+//      hundreds (on the H200 the tuner's rmsnorm_linear b=1 selection ran 0.6 µs slower than
+//      a runner-up in an interleaved A/B, 2026-12-03, docs/performance.md).
 // Deterministic without a GPU: the same Program, target and options give the same selection
 // and byte-identical outputs (WriteOutputs).
 #ifndef PRISM_TUNE_TUNE_H_
@@ -77,7 +84,10 @@ namespace prism::tune {
 
 struct TuneOptions {
   search::SearchConfig search;   // the default SearchConfig unless set
-  int top_families = 3;          // families with generated candidates that are tried
+  // Families with generated candidates that are tried. 4: lora's chained split-K family is
+  // the search's fourth at b=8 (after two one-kernel families that measure 18 µs and the X·A
+  // split), and ran 0.8 µs faster than the third's selection on the H200 (2026-12-03).
+  int top_families = 4;
   int instances_per_family = 96;  // generated candidates per family (the preferred one first)
   bool use_gpu = true;           // false: select by the cost model (no device query)
   int gpu = 0;                   // device ordinal
@@ -101,6 +111,13 @@ struct TuneOptions {
   int refine_rounds = 2;
   int refine_top = 3;
   int refine_max = 24;
+  // Confirmation (step 5 above): the confirm_top fastest matching candidates (after the
+  // refinement) are measured confirm_rounds more times, interleaved, and the lowest median of
+  // those measurements selects. It has its own allowance of confirm_budget_s (the measuring
+  // budget may be spent by then). confirm_top < 2 or confirm_rounds 0: none.
+  int confirm_top = 6;
+  int confirm_rounds = 3;
+  double confirm_budget_s = 20;
   // Tests only: use this device identity instead of querying the driver (nothing runs on
   // it: with a tuning-cache hit nothing needs to; otherwise measuring fails).
   std::optional<runtime::DeviceInfo> fake_device;
@@ -122,6 +139,9 @@ struct Candidate {
   // Index (into TuneResult::candidates) of the measured candidate this one neighbours: added
   // by a refinement round (TuneOptions::refine_rounds). -1: sampled (step 2).
   int refined_from = -1;
+  // The confirmation round's measurements (median µs per call of each, in order; step 5):
+  // empty unless the candidate was a finalist.
+  std::vector<double> confirm_us;
 };
 
 struct CodegenSkip {
@@ -206,6 +226,15 @@ std::vector<Assignment> NeighborAssignments(const SGraph& graph, const Assignmen
                                             const std::function<bool(const Assignment&)>& accept,
                                             int max_steps = 8);
 
+// The median of `v` (non-empty): its middle value, or the mean of the middle two.
+double Median(std::vector<double> v);
+
+// The confirmation round's choice (step 5): the index of the finalist whose measurements
+// (`times[i]`, µs) have the lowest Median;
+// finalists without measurements are skipped, ties go to the lower index. -1 when no
+// finalist has a measurement.
+int PickConfirmed(const std::vector<std::vector<double>>& times);
+
 // A candidate for people: AssignmentText(graph, assignment), then " [<variant>]" when it has
 // a codegen variant.
 std::string CandidateText(const SGraph& graph, const Candidate& c);
@@ -230,8 +259,9 @@ class TuneCache {
   // 16 hex digits of a stable hash of the cache format version, the build's generator source
   // hash (the sources of codegen/, kernels/ and tune/, hashed at build time),
   // Program::StructuralHash, the GPU name, the driver version, the NVRTC version, the target
-  // name and the options that change the candidates (top_families, instances_per_family,
-  // seed, refine_rounds, refine_top, refine_max).
+  // name and the options that change the candidates or the choice (top_families,
+  // instances_per_family, seed, refine_rounds, refine_top, refine_max, confirm_top,
+  // confirm_rounds).
   static std::string Key(const Program& program, const runtime::DeviceInfo& device,
                          absl::string_view nvrtc_version, absl::string_view target_name,
                          const TuneOptions& options);
