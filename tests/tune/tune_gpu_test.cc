@@ -15,22 +15,37 @@
 namespace prism::tune {
 namespace {
 
-TEST(TuneGpuTest, RefinementMeasuresNeighboursOfTheFastest) {
-  absl::StatusOr<runtime::DeviceInfo> dev = runtime::QueryDevice(0);
-  if (!dev.ok()) GTEST_SKIP() << dev.status().message();
-  if (!codegen::NvrtcAvailable()) GTEST_SKIP() << "built without NVRTC";
-  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                       fixtures::MakeFixture("rmsnorm_linear", {{"M", 16}, {"K", 1024}, {"N", 512}}));
+// A small rmsnorm_linear (M 16, K 1024, N 512) tuned on GPU 0 for the h200 target; skipped
+// without a driver, a device or NVRTC.
+class TuneGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<runtime::DeviceInfo> dev = runtime::QueryDevice(0);
+    if (!dev.ok()) GTEST_SKIP() << dev.status().message();
+    if (!codegen::NvrtcAvailable()) GTEST_SKIP() << "built without NVRTC";
+    ASSERT_OK_AND_ASSIGN(target, LoadTarget("h200"));
+    ASSERT_OK_AND_ASSIGN(f, fixtures::MakeFixture("rmsnorm_linear",
+                                                  {{"M", 16}, {"K", 1024}, {"N", 512}}));
+  }
+  // One family, measured on the GPU (an error if it cannot be used).
+  static TuneOptions OneFamily() {
+    TuneOptions o;
+    o.search.budget = absl::Hours(1);
+    o.require_gpu = true;
+    o.top_families = 1;
+    return o;
+  }
+  Target target;
+  fixtures::Fixture f;
+};
+
+TEST_F(TuneGpuTest, RefinementMeasuresNeighboursOfTheFastest) {
   const struct {
     int rounds;
     bool refined;  // some candidate comes from a refinement round
   } kCases[] = {{0, false}, {1, true}};
   for (const auto& c : kCases) {
-    TuneOptions o;
-    o.search.budget = absl::Hours(1);
-    o.require_gpu = true;
-    o.top_families = 1;
+    TuneOptions o = OneFamily();
     o.instances_per_family = 6;
     o.refine_rounds = c.rounds;
     o.refine_max = 8;
@@ -70,17 +85,8 @@ TEST(TuneGpuTest, RefinementMeasuresNeighboursOfTheFastest) {
 // The confirmation round (tune.h step 5): the confirm_top fastest matching candidates by their
 // first measurement, and only they, are measured confirm_rounds more times; the selection is
 // the finalist with the lowest median of those.
-TEST(TuneGpuTest, ConfirmationPicksTheLowestMedianOfTheFinalists) {
-  absl::StatusOr<runtime::DeviceInfo> dev = runtime::QueryDevice(0);
-  if (!dev.ok()) GTEST_SKIP() << dev.status().message();
-  if (!codegen::NvrtcAvailable()) GTEST_SKIP() << "built without NVRTC";
-  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                       fixtures::MakeFixture("rmsnorm_linear", {{"M", 16}, {"K", 1024}, {"N", 512}}));
-  TuneOptions o;
-  o.search.budget = absl::Hours(1);
-  o.require_gpu = true;
-  o.top_families = 1;
+TEST_F(TuneGpuTest, ConfirmationPicksTheLowestMedianOfTheFinalists) {
+  TuneOptions o = OneFamily();
   o.instances_per_family = 8;
   o.refine_rounds = 0;
   o.confirm_top = 3;
