@@ -480,6 +480,27 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
           {"cluster_combine,gemm_warps_along_n,programmatic_dependent_launch", cn_pdl}};
 }
 
+namespace {
+
+// Indices of the `count` (≥ 0) fastest candidates that were measured and matched the
+// reference, fastest first (ties in candidate order), leaving out those in `skip`.
+std::vector<size_t> FastestMatching(const std::vector<Candidate>& cs, int count,
+                                    const std::set<size_t>& skip) {
+  std::vector<size_t> ranked;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    if (cs[i].measurement && cs[i].measurement->matches && !skip.count(i)) ranked.push_back(i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+    return cs[a].measurement->median_us < cs[b].measurement->median_us;
+  });
+  if (ranked.size() > static_cast<size_t>(std::max(0, count))) {
+    ranked.resize(static_cast<size_t>(std::max(0, count)));
+  }
+  return ranked;
+}
+
+}  // namespace
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -818,17 +839,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     for (int round = 0; round < options.refine_rounds && r.selected >= 0; ++round) {
       if (absl::Now() >= deadline) break;
       const int best_before = r.selected;
-      std::vector<size_t> ranked;
-      for (size_t i = 0; i < r.candidates.size(); ++i) {
-        const Candidate& c = r.candidates[i];
-        if (c.measurement && c.measurement->matches && !refined.count(i)) ranked.push_back(i);
-      }
-      std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
-        return r.candidates[a].measurement->median_us < r.candidates[b].measurement->median_us;
-      });
-      if (ranked.size() > static_cast<size_t>(std::max(0, options.refine_top))) {
-        ranked.resize(static_cast<size_t>(std::max(0, options.refine_top)));
-      }
+      const std::vector<size_t> ranked = FastestMatching(r.candidates, options.refine_top, refined);
       std::vector<size_t> added;
       for (size_t from : ranked) {
         refined.insert(from);
@@ -872,17 +883,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   }
   // Confirmation (tune.h step 5): the finalists measured again, interleaved.
   if (options.confirm_top >= 2 && options.confirm_rounds > 0) {
-    std::vector<size_t> finalists;
-    for (size_t i = 0; i < r.candidates.size(); ++i) {
-      const Candidate& c = r.candidates[i];
-      if (c.measurement && c.measurement->matches) finalists.push_back(i);
-    }
-    std::stable_sort(finalists.begin(), finalists.end(), [&](size_t a, size_t b) {
-      return r.candidates[a].measurement->median_us < r.candidates[b].measurement->median_us;
-    });
-    if (finalists.size() > static_cast<size_t>(options.confirm_top)) {
-      finalists.resize(static_cast<size_t>(options.confirm_top));
-    }
+    const std::vector<size_t> finalists = FastestMatching(r.candidates, options.confirm_top, {});
     if (finalists.size() >= 2) {
       std::vector<BlockProgram> programs;
       for (size_t i : finalists) {
