@@ -78,7 +78,7 @@ struct OptimizeOptions {
   std::string target = "h200";        // a hardware model (`prism hw list`): h200, h100_sxm, ...
   double search_budget_s = 30;        // the search's wall-clock budget, seconds, > 0
   int search_threads = 0;             // proving workers; 0: one per core
-  int top_families = 4;               // families that codegen can handle to try, ≥ 1
+  int top_families = 4;               // families that codegen can handle to try, ≥ 1 (tune's default)
   int instances_per_family = 96;      // generated candidates per family, ≥ 1
   GpuMode gpu_mode = GpuMode::kAuto;
   int gpu = 0;                        // device ordinal, ≥ 0

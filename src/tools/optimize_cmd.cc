@@ -26,8 +26,6 @@
 namespace prism::cli {
 namespace {
 
-constexpr int64_t kDefaultTopFamilies = 4;  // tune::TuneOptions::top_families
-
 // prism-out/<workload> or prism-out/<file stem>.
 std::string DefaultOutDir(const ParsedArgs& args) {
   if (std::optional<std::string> w = args.String("--workload")) return "prism-out/" + *w;
@@ -78,7 +76,7 @@ const CommandSpec& OptimizeSpec() {
     s->options.push_back(
         StringOption("--out", "DIR", "output directory", "prism-out/<workload or file stem>"));
     s->options.push_back(IntOption("--top", "K", "families (that codegen can handle) to try", 1,
-                                   100, absl::StrCat(kDefaultTopFamilies)));
+                                   100, absl::StrCat(tune::TuneOptions().top_families)));
     s->options.push_back(StringOption("--compile-cache", "DIR",
                                       "reuse cubins compiled before (keyed by source, sm, NVRTC)"));
     s->options.push_back(StringOption("--tune-cache", "DIR",
@@ -113,7 +111,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   const std::string out_dir = args.String("--out").value_or(DefaultOutDir(args));
   tune::TuneOptions options;
   options.search.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
-  options.top_families = static_cast<int>(args.Int("--top").value_or(kDefaultTopFamilies));
+  options.top_families = static_cast<int>(args.Int("--top").value_or(options.top_families));
   options.use_gpu = !args.Flag("--no-gpu");
   options.require_gpu = args.Has("--gpu");
   options.gpu = static_cast<int>(args.Int("--gpu").value_or(0));
