@@ -5,7 +5,7 @@ import sys, os, shutil, re
 s, d = sys.argv[1], sys.argv[2]
 src = open(os.path.join(s, "kernel.cu")).read()
 a = src.index("    // Vn (rms): per-row factor")
-b = src.index("    float sc[1][8][4];", a)
+b = src.index("    float sc[", a)  # any tile shape (T128: sc[1][16][4])
 block = src[a:b]
 src = src[:a] + src[b:]
 c = src.index("    WgmmaCommit();\n    WgmmaWait<0>();\n", a)
