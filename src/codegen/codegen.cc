@@ -70,6 +70,9 @@ struct MatMulPlan {
   // Its n8 tiles are dealt to the warps along N, ⌈n8 / WN⌉ each; a warp whose tiles would
   // lie past N skips them (a warp-uniform guard).
   bool side = false;
+  // Added into another plan's accumulator after the loop (KernelGen::folds_): no reduction
+  // buffer of its own, never stored.
+  bool folded = false;
 };
 
 // An after-loop matmul acc_sum(loop matmul) · (loop-invariant input tile): e.g. lora's
@@ -135,6 +138,11 @@ class KernelGen {
   std::vector<PostMatMulPlan> post_matmuls_;
   std::set<int> invariant_inputs_;  // loop-invariant input ops (read from global memory)
   std::set<int> post_operands_;     // accumulators used only as an after-loop matmul's A
+  // An after-loop add of two matmul accumulators of the same N tile, each used by it alone
+  // (lora's split partial X·W + (X·A)·B): add op → (the plan it is folded into, the folded
+  // plan), by MatMulPlan::op. The second accumulator is added into the first right after the
+  // loop, so the sum is stored (or reduced across warps) as one accumulator.
+  std::map<int, std::pair<int, int>> folds_;
   std::set<int> fused_;  // loop ops emitted as part of an accumulator (square)
   std::vector<int> outputs_;
   int64_t mt_ = 0, kt_ = 0;  // matmul tile (all loop matmuls share M and K)
@@ -298,12 +306,20 @@ absl::Status KernelGen::Analyze() {
         const ConcreteTensor& t = p_.tensors[op.tensor];
         // f32 outputs: the partial results of a split reduction (kernel 1 of a split-K
         // family), stored unrounded; only of an accumulator (acc_sum of a matmul, Σx²).
+        // (Or of an add of two accumulators, which Analyze folds into one below.)
         const ConcreteBlockOp& src = k_.ops[op.operands[0]];
-        const bool acc_src = src.kind == BlockOpKind::kAccSum ||
-                             src.kind == BlockOpKind::kAccSumSqLast ||
-                             src.kind == BlockOpKind::kAccSumLast;
+        const auto is_acc = [&](const ConcreteBlockOp& x) {
+          return x.kind == BlockOpKind::kAccSum || x.kind == BlockOpKind::kAccSumSqLast ||
+                 x.kind == BlockOpKind::kAccSumLast;
+        };
+        const bool acc_src = is_acc(src) || (src.kind == BlockOpKind::kBinary &&
+                                             src.fn == OpKind::kAdd &&
+                                             is_acc(k_.ops[src.operands[0]]) &&
+                                             is_acc(k_.ops[src.operands[1]]));
         if (t.dtype == DType::kF32 && !acc_src) {
-          return Err(i, "f32 outputs are supported only of an accumulator (split partials)");
+          return Err(i,
+                     "f32 outputs are supported only of an accumulator or a sum of two (split "
+                     "partials)");
         }
         if (t.dtype != DType::kF16 && t.dtype != DType::kF32)
           return Err(i, "only f16 and f32 outputs are supported");
@@ -384,6 +400,23 @@ absl::Status KernelGen::Analyze() {
   if (std::all_of(matmuls_.begin(), matmuls_.end(), [](const MatMulPlan& m) { return m.side; })) {
     return Err(matmuls_.front().op, "every matmul is narrower than the stored tile");
   }
+  for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+    const ConcreteBlockOp& op = k_.ops[i];
+    if (op.kind != BlockOpKind::kBinary || op.fn != OpKind::kAdd) continue;
+    const auto plan = [&](int acc) {
+      return std::find_if(matmuls_.begin(), matmuls_.end(),
+                          [&](const MatMulPlan& m) { return m.acc == acc; });
+    };
+    const auto a = plan(op.operands[0]), b = plan(op.operands[1]);
+    if (a == matmuls_.end() || b == matmuls_.end() || a == b || a->side || b->side ||
+        a->folded || b->folded || a->n != b->n || uses[a->acc] != 1 || uses[b->acc] != 1 ||
+        post_operands_.count(a->acc) || post_operands_.count(b->acc) ||
+        op.tile != Shape{mt_, a->n}) {
+      continue;
+    }
+    b->folded = true;
+    folds_[i] = {a->op, b->op};
+  }
   for (const PostMatMulPlan& pm : post_matmuls_) {
     const Shape& tb = k_.ops[pm.b].tile;
     const Shape& ta = k_.ops[pm.acc].tile;
@@ -448,6 +481,13 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
   const std::string n = op.tile[1] == 1 ? "0" : "n";
   std::string e;
   auto arg = [&](int k) { return ElementExpr(op.operands[k], out_tile); };
+  if (const auto fold = folds_.find(i); fold != folds_.end()) {
+    // The sum is in the first accumulator's reduction buffer (Generate adds the second in).
+    const MatMulPlan& mm = *std::find_if(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& x) {
+      return x.op == fold->second.first;
+    });
+    return ElementExpr(mm.acc, out_tile);
+  }
   switch (op.kind) {
     case BlockOpKind::kAccSum: {
       const MatMulPlan& mm = *std::find_if(matmuls_.begin(), matmuls_.end(),
@@ -580,6 +620,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   const int64_t mrows = static_cast<int64_t>(mtiles_) * kMmaM;
   int64_t red = 0;
   for (MatMulPlan& m : matmuls_) {
+    if (m.folded) continue;
     m.red_offset = red;
     m.red_pitch = RedPitch(m.n);
     red += wk_ * mrows * m.red_pitch * 4;
@@ -844,6 +885,14 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                       "; ++nt) MmaM16N8K16(acc", m.op, "[mt][nt], pa, bf", m.op, "[nt]);\n  }\n");
     }
   }
+  for (const auto& [add, plans] : folds_) {
+    const MatMulPlan& a = *std::find_if(matmuls_.begin(), matmuls_.end(),
+                                        [&](const MatMulPlan& m) { return m.op == plans.first; });
+    absl::StrAppend(&s, "#pragma unroll\n  for (int mt = 0; mt < ", mtiles_,
+                    "; ++mt)\n#pragma unroll\n  for (int nt = 0; nt < ", ntw_of(a),
+                    "; ++nt)\n#pragma unroll\n  for (int e = 0; e < 4; ++e) acc", plans.first,
+                    "[mt][nt][e] += acc", plans.second, "[mt][nt][e];  // ", OpLabel(add), "\n");
+  }
   if (direct) {
     absl::StrAppend(&s, "  CpAsyncWait<0>();\n  {\n    const int g = lane >> 2, t = lane & 3;\n");
     for (int o : outputs_) {
@@ -862,9 +911,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       auto guard = [&](const std::string& row) {
         return partial_rows ? absl::StrCat("if (", row, " < ", mt_, ") ") : std::string();
       };
-      const auto mm = std::find_if(matmuls_.begin(), matmuls_.end(),
-                                   [&](const MatMulPlan& m) { return m.acc == src; });
-      if (mm != matmuls_.end()) {
+      const MatMulPlan* mm = StoredAccumulator(o);
+      if (mm != nullptr) {
         const int ntw = ntw_of(*mm);
         const std::string acc = absl::StrCat("acc", mm->op, "[mt][nt]");
         absl::StrAppend(&s, "#pragma unroll\n    for (int mt = 0; mt < ", mtiles_,
@@ -901,6 +949,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                   "  {\n    const int g = lane >> 2, t = lane & 3;\n    "
                   "(void)g; (void)t;\n");
   for (const MatMulPlan& m : matmuls_) {
+    if (m.folded) continue;
     const int ntw = ntw_of(m);
     const int64_t rp = m.red_pitch;
     absl::StrAppend(&s, "    {  // rows of ", m.n, " + ", rp - m.n,
@@ -989,8 +1038,11 @@ const MatMulPlan* KernelGen::StoredAccumulator(int o) const {
   const ConcreteBlockOp& op = k_.ops[o];
   const int src = op.operands[0];
   if (post_operands_.count(src)) return nullptr;
+  const auto fold = folds_.find(src);
   for (const MatMulPlan& m : matmuls_) {
-    if (m.acc == src) return op.tile == std::vector<int64_t>{mt_, m.n} ? &m : nullptr;
+    if (fold != folds_.end() ? m.op == fold->second.first : m.acc == src) {
+      return op.tile == std::vector<int64_t>{mt_, m.n} ? &m : nullptr;
+    }
   }
   return nullptr;
 }

@@ -6,8 +6,9 @@
 //
 //   gated_mlp_splitk  k0 grid (g over N, s over K): acc_sum(X·A), acc_sum(X·B) → P5, P7
 //                     [s·B, N] f32; k1 grid (g): Σ_s P5, Σ_s P7, silu(·) ⊙ (·) → Y
-//   lora_splitk       k0 grid (g, s): acc_sum(X·W), acc_sum((X·A)·B) with B's column tile
-//                     loop-invariant → P7, P8 [s·B, N]; k1: Σ P7 + Σ P8 → Y
+//   lora_splitk       k0 grid (g, s): acc_sum(X·W) + acc_sum((X·A)·B) with B's column tile
+//                     loop-invariant → P0 [s·B, N] (the search adds split sums before storing
+//                     them: one partial); k1: Σ P0 → Y
 //   lora_split_xa     k0 grid (g, s): acc_sum(X·W) → P0 [s·B, N], acc_sum(X·A) → P1 [B, s·R]
 //                     (a side matmul: N tile R, stored replicated along g); k1 grid (g):
 //                     Σ_s P0 + (Σ_s P1)·B with B's column tile loop-invariant → Y
@@ -159,7 +160,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
   const int y = g.AddOutput("Y", DType::kF16, {b, n});
   const Expr rows = g.ctx().Mul(g.Const(b), gs);
   const int p0 = g.AddTensor("P0", DType::kF32, {rows, g.Const(n)});
-  const int p1 = g.AddTensor("P1", DType::kF32, {rows, g.Const(n)});
+  const int p1 = lora ? -1 : g.AddTensor("P1", DType::kF32, {rows, g.Const(n)});
   {
     BlockGraphBuilder kb(g, {gx, gs, g.One()}, t, f, st);
     const int xt = kb.Input("Xt", x, {R, 1, R}, 1);
@@ -175,16 +176,22 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
       const int w1 = kb.Input("Bt", wb, {1, 0, R}, 0);
       acc1 = kb.Accumulate("A1", BlockOpKind::kAccSum, kb.MatMul("M1", xt, w1));
     }
-    kb.Output(acc0, p0, {1, 0, R});
-    kb.Output(acc1, p1, {1, 0, R});
+    if (lora) {
+      kb.Output(kb.Binary("Sum", OpKind::kAdd, acc0, acc1), p0, {1, 0, R});
+    } else {
+      kb.Output(acc0, p0, {1, 0, R});
+      kb.Output(acc1, p1, {1, 0, R});
+    }
     std::move(kb).Finish("k0");
   }
   {
     BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, gs, st);
     const int q0 = kb.Accumulate("R0", BlockOpKind::kAccSum, kb.Input("Q0", p0, {1, R, R}, 0));
-    const int q1 = kb.Accumulate("R1", BlockOpKind::kAccSum, kb.Input("Q1", p1, {1, R, R}, 0));
-    const int v = lora ? kb.Binary("Yt", OpKind::kAdd, q0, q1)
-                       : kb.Binary("Yt", OpKind::kMul, kb.Unary("Sg", OpKind::kSilu, q0), q1);
+    const int v =
+        lora ? q0
+             : kb.Binary("Yt", OpKind::kMul, kb.Unary("Sg", OpKind::kSilu, q0),
+                         kb.Accumulate("R1", BlockOpKind::kAccSum,
+                                       kb.Input("Q1", p1, {1, R, R}, 0)));
     kb.Output(v, y, {1, R, R});
     std::move(kb).Finish("k1");
   }

@@ -8,12 +8,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "block/fixtures/fixtures.h"
@@ -227,6 +229,35 @@ TEST_F(SearchTest, QknormAttentionFusesBothNorms) {
   ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, TestConfig(), target_));
   ASSERT_FALSE(r.families.empty());
   EXPECT_THAT(OpsOf(*r.families[0].graph), HasSubstr("rms"));
+  ExpectFamiliesEmulate(f.program, r);
+}
+
+// lora's split-K form adds its two split sums before storing them (Σ_s a_s + Σ_s b_s =
+// Σ_s (a_s + b_s)): one partial tensor, the combine a plain sum. No split family of lora
+// stores two partials that its combine only adds; every family emulates to the reference.
+TEST_F(SearchTest, SplitSumsAreAddedBeforeTheyAreStored) {
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("lora", fixtures::ReducedSizes("lora")));
+  SearchConfig config = TestConfig();
+  config.prune = false;
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(f.program, config, target_));
+  int summed = 0;
+  for (const FamilyResult& fam : r.families) {
+    if (fam.kernels != 2) continue;
+    const BlockGraph& k0 = fam.graph->kernels()[0].block();
+    const BlockGraph& k1 = fam.graph->kernels()[1].block();
+    int stores = 0;
+    for (const BlockOp& op : k0.ops) stores += op.kind == BlockOpKind::kOutput ? 1 : 0;
+    if (stores == 1 && absl::StrContains(OpsOf(*fam.graph), "add")) ++summed;
+    for (const BlockOp& op : k1.ops) {
+      if (op.kind != BlockOpKind::kBinary || op.fn != OpKind::kAdd) continue;
+      const bool both_sums = std::all_of(op.operands.begin(), op.operands.end(), [&](int x) {
+        return k1.ops[x].kind == BlockOpKind::kAccSum;
+      });
+      EXPECT_FALSE(both_sums) << "the combine adds two split sums:\n" << SGraphToString(*fam.graph);
+    }
+  }
+  EXPECT_GT(summed, 0) << Describe(r);
   ExpectFamiliesEmulate(f.program, r);
 }
 
