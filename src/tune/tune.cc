@@ -236,13 +236,16 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   // grid key → (threads, stages) → members
   std::map<std::string, std::map<std::pair<int64_t, int64_t>, std::vector<Member>>> strata;
   // Up to kMaxAssignments points of the cross product (kMaxAssignmentsWgmma once an instance
-  // that wgmma fits is found): all of it in odometer order when it is at most kMaxAssignments,
-  // else the first of the full-period permutation
+  // that wgmma fits is found): all of it in odometer order when it is at most kMaxGenerate (every
+  // point is generated), else the first of the full-period permutation
   // n → (n·P) mod size (P ≥ 1000003 coprime to the size), a deterministic spread over it.
+  // Regression (2026-12-03): with 6 stages, gqa b=8's family without a query-tile axis had
+  // 14,976 points; the first 8,000 in odometer order stopped short of the grid sizes that
+  // wgmma fits, so its sample was all mma.sync.
   int64_t size = 1;
   for (const auto& axis : axes) size *= static_cast<int64_t>(axis.second.size());
   int64_t step = 1;
-  if (size > kMaxAssignments) {
+  if (size > kMaxGenerate) {
     step = 1000003;
     while (std::gcd(step, size) != 1) step += 2;
   }
