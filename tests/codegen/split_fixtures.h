@@ -49,7 +49,7 @@ inline absl::StatusOr<SplitParams> DeclareSplitParams(SGraph& g, int64_t k, int6
   PRISM_ASSIGN_OR_RETURN(p.f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
   PRISM_ASSIGN_OR_RETURN(p.t, SplitParam(g, "T", ParamRole::kThreads,
                                          Domain::Set({64, 128, 256, 512})));
-  PRISM_ASSIGN_OR_RETURN(p.st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 4)));
+  PRISM_ASSIGN_OR_RETURN(p.st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
   return p;
 }
 
