@@ -353,7 +353,8 @@ PYBIND11_MODULE(_prism, m) {
       },
       py::arg("program"), py::arg("target") = "h200", py::arg("gpu") = "auto",
       py::arg("gpu_index") = 0, py::arg("search_budget_s") = 30.0, py::arg("search_threads") = 0,
-      py::arg("top_families") = 3, py::arg("instances_per_family") = 96,
+      py::arg("top_families") = OptimizeOptions().top_families,
+      py::arg("instances_per_family") = OptimizeOptions().instances_per_family,
       py::arg("compile_cache_dir") = "", py::arg("label") = "program",
       py::arg("build_report") = true, py::arg("progress") = py::none(),
       "Searches, proves, prunes, generates CUDA and selects a kernel (prism::Optimize). "

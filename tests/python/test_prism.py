@@ -175,6 +175,13 @@ class ErrorTest(unittest.TestCase):
 
 class OptimizeTest(unittest.TestCase):
 
+    def test_defaults_are_the_cpp_defaults(self):
+        # prism::OptimizeOptions's (docs/api.md); the Python binding read 3 families after the
+        # C++ default became 4 (2026-12-03).
+        for text in ("search_budget_s: float = 30.0", "search_threads: int = 0",
+                     "top_families: int = 4", "instances_per_family: int = 96"):
+            self.assertIn(text, prism.optimize.__doc__)
+
     def test_result_selected_by_the_cost_model(self):
         r = shared_result()
         self.assertEqual(r.selection, "cost model")
