@@ -122,6 +122,11 @@ class KernelGen {
   // The matmul whose accumulator output op `o` stores as it is (tile [M, N tile], not the A
   // operand of an after-loop matmul), or nullptr.
   const MatMulPlan* StoredAccumulator(int o) const;
+  // The plan of loop matmul op `op` (which must have one).
+  const MatMulPlan& PlanOf(int op) const {
+    return *std::find_if(matmuls_.begin(), matmuls_.end(),
+                         [&](const MatMulPlan& m) { return m.op == op; });
+  }
 
   const BlockProgram& p_;
   const ConcreteBlockGraph& k_;
@@ -483,10 +488,7 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
   auto arg = [&](int k) { return ElementExpr(op.operands[k], out_tile); };
   if (const auto fold = folds_.find(i); fold != folds_.end()) {
     // The sum is in the first accumulator's reduction buffer (Generate adds the second in).
-    const MatMulPlan& mm = *std::find_if(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& x) {
-      return x.op == fold->second.first;
-    });
-    return ElementExpr(mm.acc, out_tile);
+    return ElementExpr(PlanOf(fold->second.first).acc, out_tile);
   }
   switch (op.kind) {
     case BlockOpKind::kAccSum: {
@@ -886,10 +888,9 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     }
   }
   for (const auto& [add, plans] : folds_) {
-    const MatMulPlan& a = *std::find_if(matmuls_.begin(), matmuls_.end(),
-                                        [&](const MatMulPlan& m) { return m.op == plans.first; });
+    const int ntw = ntw_of(PlanOf(plans.first));
     absl::StrAppend(&s, "#pragma unroll\n  for (int mt = 0; mt < ", mtiles_,
-                    "; ++mt)\n#pragma unroll\n  for (int nt = 0; nt < ", ntw_of(a),
+                    "; ++mt)\n#pragma unroll\n  for (int nt = 0; nt < ", ntw,
                     "; ++nt)\n#pragma unroll\n  for (int e = 0; e < 4; ++e) acc", plans.first,
                     "[mt][nt][e] += acc", plans.second, "[mt][nt][e];  // ", OpLabel(add), "\n");
   }
