@@ -866,6 +866,43 @@ absl::StatusOr<BlockProgram> Make(const ProgramCase& c) {
   return Instantiate(f.graph, Parse(c.assignment));
 }
 
+// A partial that is the sum of two matmul accumulators of the same N tile (lora's split form:
+// X·W + (X·A)·B, docs/search.md) is folded: the second accumulator is added into the first
+// right after the loop (after the deferred ·B), and only the first is stored, straight from
+// the fragments (one warp along K) or through one reduction buffer (warps along K).
+TEST(CodegenTest, SumsOfAccumulatorsAreFoldedIntoOne) {
+  struct Case {
+    ProgramCase program;
+    bool warps_n;
+    const char* stored;  // how acc2 (X·W's accumulator, now the sum) is stored
+  };
+  const Case cases[] = {
+      {{"lora_splitk", "lora", 1, true, "g=16,s=8,F=8,T=128,S=6", 2}, true,
+       "out[(long long)r * 4096LL + c] = acc2[mt][nt][0];"},
+      {{"lora_splitk", "lora", 8, true, "g=16,s=8,F=16,T=256,S=6", 2}, false,
+       "*reinterpret_cast<float2*>(red + r * 264 + c) = make_float2(acc2[mt][nt][0], "
+       "acc2[mt][nt][1]);"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.program.fixture, " b=", c.program.batch));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    CodegenOptions o;
+    o.gemm_warps_along_n = c.warps_n;
+    o.gemm_defer_chained = true;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, o));
+    const std::string fold = "acc2[mt][nt][e] += acc7[mt][nt][e];  // Sum (add)";
+    EXPECT_EQ(Count(code.source, fold), 1);
+    // After ·B (which writes acc7) and before the stores.
+    EXPECT_LT(code.source.find("MmaM16N8K16(acc7[mt][nt], pa, bf7[nt])"), code.source.find(fold));
+    EXPECT_LT(code.source.find(fold), code.source.find(c.stored));
+    EXPECT_THAT(code.source, HasSubstr(c.stored));
+    EXPECT_EQ(Count(code.source, "acc7[mt][nt][0], acc7"), 0);  // acc7 never stored
+    EXPECT_EQ(absl::StrContains(code.source, "fragments stored directly"), c.warps_n);
+    const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+    EXPECT_EQ(j["kernels"][0]["args"].size(), 5u);  // X, W, A, B and the one partial
+  }
+}
+
 // CodegenOptions::gemm_defer_chained: lora's chained (X·A)·B multiplies by B once after the
 // loop. Per k16 chunk only X·A's two mma remain in the loop; after it, one k16 step per n8 tile
 // of the warp; X·A's eight f32 accumulators per m16 tile are counted in accumulator_regs.
