@@ -617,8 +617,8 @@ TEST(CodegenTest, RmsAndAfterLoopMatmulLimits) {
 }
 
 // lora's X·A split (split_fixtures.h, lora_split_xa) with the side accumulator or the combine's
-// matmul operand used by something else, a contracted extent over 64, or folded into the
-// partial kernel (cluster_combine): refused by exact message.
+// matmul operand used by something else, a contracted extent over 64, folded into the partial
+// kernel (cluster_combine), or an f32 partial of a square: refused by exact message.
 TEST(CodegenTest, SideAndCombineMatmulLimits) {
   struct Case {
     int misuse;
@@ -636,6 +636,8 @@ TEST(CodegenTest, SideAndCombineMatmulLimits) {
       {2, "codegen: kernel k1, op XAB (matmul): the pointwise template supports a matmul only "
           "after the forloop, as acc_sum(loop input tile) · (loop-invariant input tile), its A "
           "operand used by nothing else"},
+      {3, "codegen: kernel k0, op #9 (output): f32 outputs are supported only of an "
+          "accumulator or a sum of two (split partials)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.misuse);

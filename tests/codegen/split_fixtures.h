@@ -90,7 +90,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeRmsnormSplitFixture(const fixtures:
 // lora's split with X·A reduced in the combine kernel (file comment: lora_split_xa). For the
 // generator's refusals, `misuse` 1 stores square(X·A) in f16 instead of X·A (the side
 // accumulator is not only stored), 2 also stores Σ_s P1 to a tensor Z (the combine's matmul operand is used
-// twice).
+// twice), 3 stores square(X·A) in f32 (an f32 output of neither an accumulator nor a sum of two).
 inline absl::StatusOr<fixtures::Fixture> MakeLoraSplitXaFixture(const fixtures::Sizes& sizes,
                                                                 int misuse = 0) {
   constexpr int64_t R = kReplicate;
@@ -114,7 +114,8 @@ inline absl::StatusOr<fixtures::Fixture> MakeLoraSplitXaFixture(const fixtures::
     const int at = kb.Input("At", a, {R, 0, R}, 0);
     kb.Output(kb.Accumulate("A0", BlockOpKind::kAccSum, kb.MatMul("M0", xt, wt)), p0, {1, 0, R});
     const int a1 = kb.Accumulate("A1", BlockOpKind::kAccSum, kb.MatMul("XA", xt, at));
-    kb.Output(misuse == 1 ? kb.Unary("Sq", OpKind::kSquare, a1) : a1, p1, {R, 1, R});
+    kb.Output(misuse == 1 || misuse == 3 ? kb.Unary("Sq", OpKind::kSquare, a1) : a1, p1,
+              {R, 1, R});
     std::move(kb).Finish("k0");
   }
   {
