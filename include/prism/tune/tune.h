@@ -84,9 +84,11 @@ namespace prism::tune {
 
 struct TuneOptions {
   search::SearchConfig search;   // the default SearchConfig unless set
-  // Families with generated candidates that are tried. 4: lora's chained split-K family is
+  // Families with generated candidates that are tried. 4: lora's chained split-K family was
   // the search's fourth at b=8 (after two one-kernel families that measure 18 µs and the X·A
-  // split), and ran 0.8 µs faster than the third's selection on the H200 (2026-12-03).
+  // split), and ran 0.8 µs faster than the third's selection on the H200 (2026-12-03); with
+  // one partial (split sums added before they are stored) it ranks third, and the fourth
+  // keeps the X·A split in the sample.
   int top_families = 4;
   int instances_per_family = 96;  // generated candidates per family (the preferred one first)
   bool use_gpu = true;           // false: select by the cost model (no device query)
