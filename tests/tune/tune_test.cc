@@ -27,6 +27,7 @@
 #include "prism/block/block_instance.h"
 #include "prism/prune/block_family.h"
 #include "prism/prune/pruner.h"
+#include "prism/prism.h"
 #include "prism/runtime/runtime.h"
 #include "testing/files.h"
 #include "testing/status_matchers.h"
@@ -202,6 +203,15 @@ TEST(OptimizeTest, CandidatesSpanTheDomain) {
   EXPECT_GE(stages.size(), 3u);
   EXPECT_GE(forloops.size(), 3u);
   EXPECT_EQ(r.candidates[0].assignment, r.search.families[0].best);
+}
+
+// The public API's defaults (prism.h OptimizeOptions, which the CLI, the Python module and
+// prism::Optimize start from) are the tuner's: they are written twice, once per header.
+TEST(TuneOptionsTest, PublicDefaultsAreTheTunersDefaults) {
+  const OptimizeOptions api;
+  const TuneOptions tune;
+  EXPECT_EQ(api.top_families, tune.top_families);
+  EXPECT_EQ(api.instances_per_family, tune.instances_per_family);
 }
 
 // The variant list by compute capability: clusters-era options only from sm_90 on.
