@@ -3,6 +3,11 @@ into its partial kernel, done by the last block of each group to arrive. No wait
 
     python3 bench/gpu/prototypes/last_block_combine.py SRC_DIR DST_DIR
 
+Also for the GEMM template's split-K forms (2026-12-04): k0 over (g, s, 1), the combine over
+(g, 1, parts); the group is a column tile (blockIdx.x), its s blocks along y, and the last
+block's element loop is fully unrolled over the parts so that all its partial loads are in
+flight.
+
 SRC_DIR holds a two-kernel program (kernel.cu, launch.json: `prism optimize` or codegen_emit
 output) whose second kernel is the pointwise combine over a grid (gx, gy, parts), with one
 element per thread. The partial kernel k0 runs over (gx, gy, gz). After its partial stores
@@ -30,19 +35,27 @@ def main():
     body = body.replace("  prism_dev::PdlPrologue();  // programmatic dependent launch: after the previous grid\n", "")
     parts = int(re.search(r"kParts = (\d+);", body).group(1))
     threads = k1["block"][0]
+    # Split along y (the GEMM template's split-K forms: k0 (g, s, 1), k1 (g, 1, parts)) or z
+    # (split-KV attention: k0 (gx, gy, gz), k1 (gx, gy, parts)).
+    split_y = k1["grid"][1] == 1 and k0["grid"][1] > 1
     body = body.replace("bz = blockIdx.z / kParts;", "bz = 0;")
+    if split_y:
+        body = body.replace("by = blockIdx.y,", "by = 0,")
     body = re.sub(r"  const int first = \(blockIdx\.z % kParts\) \* (\d+) \+ threadIdx\.x;\n",
                   "", body)
     # Element loop of every part, loads of the partials through L2.
     m = re.search(r"  // #\d+ \(output\)", body)
-    body = (body[:m.start()] + "#pragma unroll 8\n" + f"  for (int part = 0; part < kParts; ++part) {{\n"
+    body = (body[:m.start()] + ("#pragma unroll\n" if split_y else "#pragma unroll 8\n") +
+            f"  for (int part = 0; part < kParts; ++part) {{\n"
             f"  const int first = part * {threads} + threadIdx.x;\n" + body[m.start():] + "  }\n")
     for a in k1["args"]:
         if a["access"] == "read":
             body = re.sub(rf"(t_{a['tensor']}\[[^;]*?\])(;\s*// )", r"__ldcg(&\1)\2", body)
     out_arg = next(a for a in k1["args"] if a["access"] == "write")
     out_param = next(p for p in params.split(", ") if p.endswith("t_" + out_arg["tensor"]))
-    groups = k0["grid"][0] * k0["grid"][1]
+    groups = k0["grid"][0] * (1 if split_y else k0["grid"][1])
+    grp = "blockIdx.x" if split_y else "blockIdx.x * gridDim.y + blockIdx.y"
+    splits = "gridDim.y" if split_y else "gridDim.z"
     # k0: the output parameter, then the ticket and the combine before its closing brace.
     i0 = head.rindex("}")
     fold = f"""  // Last block of the group: the combine (bench/gpu/prototypes/last_block_combine.py).
@@ -50,15 +63,15 @@ def main():
     __shared__ unsigned int prism_last;
     __threadfence();
     __syncthreads();
-    const unsigned int grp = blockIdx.x * gridDim.y + blockIdx.y;
-    if (threadIdx.x == 0) prism_last = atomicAdd(&prism_arrivals[grp], 1u) == gridDim.z - 1;
+    const unsigned int grp = {grp};
+    if (threadIdx.x == 0) prism_last = atomicAdd(&prism_arrivals[grp], 1u) == {splits} - 1;
     __syncthreads();
     if (!prism_last) return;
     __threadfence();
   }}
   {{
 {body}  }}
-  if (threadIdx.x == 0) prism_arrivals[blockIdx.x * gridDim.y + blockIdx.y] = 0u;
+  if (threadIdx.x == 0) prism_arrivals[{grp}] = 0u;
 """
     head = head[:i0] + fold + head[i0:]
     head = head.replace("extern \"C\" __global__ void __launch_bounds__(",
