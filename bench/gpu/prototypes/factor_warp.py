@@ -70,12 +70,16 @@ def main():
         + fac +
         f"      asm volatile(\"bar.arrive 1, %0;\" :: \"n\"({threads + 32}) : \"memory\");\n"
         "    }\n    return;\n  }\n")
-    src = src[:q] + warp4 + src[q:]
+    write(s, d, src[:q] + warp4 + src[q:], fn.group(1), threads + 32)
+
+
+def write(s, d, src, function, block):
+    """DST_DIR: the edited kernel.cu, SRC_DIR's launch.json with `function`'s block size set, and
+    SRC_DIR's host.h if any."""
     os.makedirs(d, exist_ok=True)
     open(os.path.join(d, "kernel.cu"), "w").write(src)
     launch = json.load(open(os.path.join(s, "launch.json")))
-    k0 = next(k for k in launch["kernels"] if k["function"] == fn.group(1))
-    k0["block"][0] = threads + 32
+    next(k for k in launch["kernels"] if k["function"] == function)["block"][0] = block
     json.dump(launch, open(os.path.join(d, "launch.json"), "w"), indent=1)
     if os.path.exists(os.path.join(s, "host.h")):
         shutil.copy(os.path.join(s, "host.h"), d)
@@ -150,13 +154,7 @@ def main_ahead(s, d, min_blocks, fwarps):
         f"      const unsigned char* vt = smem + {off} + ((it + 1) % kStages) * {stride} + {v_rel};\n"
         + factor_code("vt", "(vinv + ((it + 1) & 1) * 128)", fwarps, eps_expr) +
         "    }\n    return;\n  }\n")
-    src = src[:q] + warp4 + src[q:]
-    os.makedirs(d, exist_ok=True)
-    open(os.path.join(d, "kernel.cu"), "w").write(src)
-    launch = json.load(open(os.path.join(s, "launch.json")))
-    k0 = next(k for k in launch["kernels"] if k["function"] == fn.group(1))
-    k0["block"][0] = total
-    json.dump(launch, open(os.path.join(d, "launch.json"), "w"), indent=1)
+    write(s, d, src[:q] + warp4 + src[q:], fn.group(1), total)
 
 
 if __name__ == "__main__":
