@@ -596,16 +596,29 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                               ", r % ", lc_, ", ", quad ? absl::StrCat("part * ", cols, " + ") : "",
                               "c)")
                : "row + c";
+    // Off the pipelined loop, four accumulators (one per 32-bit word of a 16-byte chunk): there
+    // the loop runs while the score wgmma is in flight but takes about four times as long (ncu
+    // source counters), so its dependency chain is the kernel's. With rsqrtf this took
+    // qknorm_gqa b=1 6.95 → 6.79 µs and b=8 20.16 → 19.87 on the H200 (docs/performance.md,
+    // 2026-12-04 afternoon run 7). The pipelined loop keeps one accumulator and the IEEE form: its
+    // mma.sync kernels sit at 255 registers, and either change made qknorm_gqa b=8 T256 S4 spill
+    // (924 and 1,036 bytes; codegen_nvrtc_test).
+    const bool chains = shared_rows;
     const std::string sum = absl::StrCat(
-        "#pragma unroll\n        for (int c = 0; c < ", cols,
-        "; c += 8) {\n          const uint4 w = *reinterpret_cast<const uint4*>(", chunk, ");\n"
+        chains ? "        float sq[4] = {};\n" : "", "#pragma unroll\n        for (int c = 0; c < ",
+        cols, "; c += 8) {\n          const uint4 w = *reinterpret_cast<const uint4*>(", chunk,
+        ");\n"
         "          const u32_t ws4[4] = {w.x, w.y, w.z, w.w};\n"
         "#pragma unroll\n          for (int j = 0; j < 4; ++j) {\n"
-        "            const float a = F16ToF32(ws4[j] & 0xffff), b = F16ToF32(ws4[j] >> 16);\n"
-        "            ss = fmaf(a, a, ss);\n            ss = fmaf(b, b, ss);\n          }\n"
-        "        }\n");
-    const std::string factor = absl::StrCat(
-        "1.0f / sqrtf(ss / ", FloatLit(static_cast<double>(dv_)), " + ", FloatLit(r.eps), ")");
+        "            const float a = F16ToF32(ws4[j] & 0xffff), b = F16ToF32(ws4[j] >> 16);\n",
+        chains ? "            sq[j] = fmaf(a, a, sq[j]);\n            sq[j] = fmaf(b, b, sq[j]);\n"
+               : "            ss = fmaf(a, a, ss);\n            ss = fmaf(b, b, ss);\n",
+        "          }\n        }\n", chains ? "        ss = (sq[0] + sq[1]) + (sq[2] + sq[3]);\n" : "");
+    const std::string factor =
+        chains ? absl::StrCat("rsqrtf(ss * ", FloatLit(1.0 / static_cast<double>(dv_)), " + ",
+                              FloatLit(r.eps), ")")
+               : absl::StrCat("1.0f / sqrtf(ss / ", FloatLit(static_cast<double>(dv_)), " + ",
+                              FloatLit(r.eps), ")");
     if (quad) {
       const bool partial = items % k_.threads != 0;
       absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_), ": per-row factor, ", lanes,

@@ -413,6 +413,12 @@ TEST(CodegenTest, AttentionPipeline) {
   ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, pipe));
   EXPECT_THAT(code.source, HasSubstr("CpAsyncWait<kStages - 3>();"));
   EXPECT_THAT(code.source, HasSubstr("float sn[1][8][4] = {};"));
+  // rms(V)'s Σv² in one chain and the IEEE factor: the pipelined kernels sit at 255 registers,
+  // and four chains or rsqrtf made qknorm_gqa b=8 T256 S4 spill (codegen_nvrtc_test).
+  EXPECT_THAT(code.source,
+              HasSubstr("            ss = fmaf(a, a, ss);\n            ss = fmaf(b, b, ss);\n"));
+  EXPECT_THAT(code.source, HasSubstr("= 1.0f / sqrtf(ss / 64.0f + 9.99999997e-07f);"));
+  EXPECT_THAT(code.source, ::testing::Not(HasSubstr("float sq[4]")));
   // rms(V)'s factors double-buffered: Q 32×72 halves, 2 × 64 floats, 4 stages of K 64×136 +
   // V 128×72 halves.
   EXPECT_EQ(code.launches[0].dynamic_smem_bytes, 32 * 72 * 2 + 2 * 128 * 4 + 4 * (64 * 136 * 2 + 128 * 72 * 2));
@@ -467,15 +473,20 @@ TEST(CodegenTest, AttentionEpilogueAndSoftmaxOptions) {
        {"__any_sync", "l_lo[tp] += p0 + p1;"},
        0},
       // rms(V): 64 V rows per chunk, 256 threads: four per row; the f16x2 P scaled after Σ P.
+      // Σv² in four chains, the factor by rsqrtf (the pipelined loop keeps one chain and the
+      // IEEE form: AttentionPipeline).
       {"qknorm_gqa", 8, a(16, 1, 8, 8, 256, 2), false, true,
        {"per-row factor, 4 threads per V row", "ss += __shfl_xor_sync(0xffffffffu, ss, 2);",
-        "pf[tp][j][0] = MulF16x2(pf[tp][j][0], iv2);"},
-       {"one thread per V row"},
+        "pf[tp][j][0] = MulF16x2(pf[tp][j][0], iv2);", "sq[j] = fmaf(a, a, sq[j]);",
+        "ss = (sq[0] + sq[1]) + (sq[2] + sq[3]);",
+        "= rsqrtf(ss * 0.015625f + 9.99999997e-07f);"},
+       {"one thread per V row", "1.0f / sqrtf(ss"},
        0},
       // 128 V rows, 128 threads: one per row.
       {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 2), false, false,
-       {"per-row factor, one thread per V row"},
-       {"threads per V row\n"},
+       {"per-row factor, one thread per V row", "sq[j] = fmaf(a, a, sq[j]);",
+        "vinv[r] = rsqrtf(ss * 0.015625f + 9.99999997e-07f);"},
+       {"threads per V row\n", "1.0f / sqrtf(ss"},
        0},
   };
   for (const AttentionSourceCase& c : cases) {
