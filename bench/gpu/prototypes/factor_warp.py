@@ -22,7 +22,9 @@ stages (CpAsyncWait<kStages - 3>), their Q barrier for the Q tile and stage 0, a
 warps compute chunk 0's factors between the two. The head barrier of iteration it + 1 publishes
 the factors: no named barrier. Each lane sums 128 / (32 WARPS) rows as interleaved chains.
 """
-import json, os, re, shutil, sys
+import os, re, sys
+
+from proto_io import write_variant
 
 
 def main():
@@ -70,19 +72,7 @@ def main():
         + fac +
         f"      asm volatile(\"bar.arrive 1, %0;\" :: \"n\"({threads + 32}) : \"memory\");\n"
         "    }\n    return;\n  }\n")
-    write(s, d, src[:q] + warp4 + src[q:], fn.group(1), threads + 32)
-
-
-def write(s, d, src, function, block):
-    """DST_DIR: the edited kernel.cu, SRC_DIR's launch.json with `function`'s block size set, and
-    SRC_DIR's host.h if any."""
-    os.makedirs(d, exist_ok=True)
-    open(os.path.join(d, "kernel.cu"), "w").write(src)
-    launch = json.load(open(os.path.join(s, "launch.json")))
-    next(k for k in launch["kernels"] if k["function"] == function)["block"][0] = block
-    json.dump(launch, open(os.path.join(d, "launch.json"), "w"), indent=1)
-    if os.path.exists(os.path.join(s, "host.h")):
-        shutil.copy(os.path.join(s, "host.h"), d)
+    write_variant(s, d, src[:q] + warp4 + src[q:], (fn.group(1), threads + 32))
 
 
 def factor_code(vtile, dst, fwarps, eps_expr):
@@ -154,7 +144,7 @@ def main_ahead(s, d, min_blocks, fwarps):
         f"      const unsigned char* vt = smem + {off} + ((it + 1) % kStages) * {stride} + {v_rel};\n"
         + factor_code("vt", "(vinv + ((it + 1) & 1) * 128)", fwarps, eps_expr) +
         "    }\n    return;\n  }\n")
-    write(s, d, src[:q] + warp4 + src[q:], fn.group(1), total)
+    write_variant(s, d, src[:q] + warp4 + src[q:], (fn.group(1), total))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ the f16 squares overflow for |v| ≥ 256 and lose values below about 2.4e-4, whi
 form would have to catch. With `pre` the factors are computed before the score wgmma is issued
 rather than while it runs (mma.sync and wgmma share the tensor cores).
 """
-import os, re, shutil, sys
+import os, re, sys
+
+from proto_io import write_variant
 
 FACTORS = """    {  // Vn (rms) on the tensor cores: Σv² of this warp's 32 V rows as (V∘V)·1 (mma_sumsq.py)
       const unsigned char* vt = %(vtile)s;
@@ -64,11 +66,7 @@ def main():
         src = src[:w] + new + src[w:]
     else:
         src = src[:a] + new + src[b:]
-    os.makedirs(d, exist_ok=True)
-    open(os.path.join(d, "kernel.cu"), "w").write(src)
-    for f in ("launch.json", "host.h"):
-        if os.path.exists(os.path.join(s, f)):
-            shutil.copy(os.path.join(s, f), d)
+    write_variant(s, d, src)
 
 
 if __name__ == "__main__":

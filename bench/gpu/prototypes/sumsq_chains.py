@@ -16,7 +16,9 @@ ncu's source counters (docs/performance.md, 2026-12-04) show this loop running a
 as long as the wgmma it overlaps. Each form was 1–3 % faster (afternoon run 7); codegen now emits
 ch4 (attention_gen.cc, vinv_code) outside the pipelined loop.
 """
-import os, re, shutil, sys
+import os, re, sys
+
+from proto_io import write_variant
 
 SUM1 = """          const u32_t ws4[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
@@ -64,11 +66,7 @@ def main():
     else:
         fac = fac.replace(m.group(0), f"rsqrtf(ss * (1.0f / {dv}) + {eps})")
     src = src[:a] + fac + src[b:]
-    os.makedirs(d, exist_ok=True)
-    open(os.path.join(d, "kernel.cu"), "w").write(src)
-    for f in ("launch.json", "host.h"):
-        if os.path.exists(os.path.join(s, f)):
-            shutil.copy(os.path.join(s, f), d)
+    write_variant(s, d, src)
 
 
 if __name__ == "__main__":

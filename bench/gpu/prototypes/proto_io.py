@@ -1,0 +1,15 @@
+"""Shared by the hand prototypes: write an edited program next to its source's files."""
+import json, os, shutil
+
+
+def write_variant(src_dir, dst_dir, source, block=None):
+    """DST_DIR gets `source` as kernel.cu and SRC_DIR's launch.json and host.h (if any); with
+    block = (function, threads), that kernel's block size in launch.json is set to threads."""
+    os.makedirs(dst_dir, exist_ok=True)
+    open(os.path.join(dst_dir, "kernel.cu"), "w").write(source)
+    launch = json.load(open(os.path.join(src_dir, "launch.json")))
+    if block is not None:
+        next(k for k in launch["kernels"] if k["function"] == block[0])["block"][0] = block[1]
+    json.dump(launch, open(os.path.join(dst_dir, "launch.json"), "w"), indent=1)
+    if os.path.exists(os.path.join(src_dir, "host.h")):
+        shutil.copy(os.path.join(src_dir, "host.h"), dst_dir)
