@@ -201,12 +201,28 @@ struct Stage {
   double seconds;
 };
 
+// The search's three stages, then the tuner's steps that ran (tune::StepTimes), then, with a
+// total, what is left of it ("other": the device query, the reference evaluation, writing);
+// without step times (a result built by hand), one stage for everything after the search.
 std::vector<Stage> Stages(const tune::TuneResult& r, const ReportOptions& o) {
   std::vector<Stage> s = {{"generate", r.search.generate_s},
                           {"prove", r.search.prove_s},
                           {"rank and prune", r.search.prune_s}};
-  if (o.total_s >= 0) s.push_back({"instantiate, codegen, compile, measure",
-                                   std::max(0.0, o.total_s - r.search.elapsed_s)});
+  const tune::StepTimes& t = r.times;
+  double steps = 0;
+  for (const auto& [name, seconds] :
+       std::initializer_list<std::pair<const char*, double>>{{"instantiate and codegen", t.candidates_s},
+                                                              {"compile", t.compile_s},
+                                                              {"measure", t.measure_s},
+                                                              {"refine", t.refine_s},
+                                                              {"confirm", t.confirm_s}}) {
+    if (seconds < 0) continue;
+    s.push_back({name, seconds});
+    steps += seconds;
+  }
+  if (o.total_s < 0) return s;
+  const double rest = std::max(0.0, o.total_s - r.search.elapsed_s - steps);
+  s.push_back({t.candidates_s < 0 ? "instantiate, codegen, compile, measure" : "other", rest});
   return s;
 }
 
@@ -215,7 +231,8 @@ std::string TimelineSvg(const std::vector<Stage>& stages) {
   double total = 0;
   for (const Stage& s : stages) total += s.seconds;
   // Colours distinct from the funnel's (the screenshot test finds the funnel by its colours).
-  const char* colors[] = {"#5b9bd5", "#8e44ad", "#e67e22", "#16a085"};
+  const char* colors[] = {"#5b9bd5", "#8e44ad", "#e67e22", "#16a085",
+                          "#f1c40f", "#7f8c8d", "#d35400", "#1abc9c", "#34495e"};
   std::string svg = absl::StrFormat(
       "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
       "role=\"img\" aria-label=\"stage timeline\">\n",
@@ -225,12 +242,12 @@ std::string TimelineSvg(const std::vector<Stage>& stages) {
     const double sw = total > 0 ? stages[i].seconds / total * w : 0;
     absl::StrAppendFormat(&svg,
                           "  <rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n",
-                          x, std::max(sw, 1.0), bar_h, colors[i % 4]);
+                          x, std::max(sw, 1.0), bar_h, colors[i % 9]);
     const int ly = bar_h + 20 + 24 * static_cast<int>(i);
     absl::StrAppendFormat(&svg,
                           "  <rect x=\"0\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\"/>\n"
                           "  <text x=\"20\" y=\"%d\" class=\"fl\">%s: %s s (starts at %s s)</text>\n",
-                          ly - 12, colors[i % 4], ly, HtmlEscape(stages[i].name),
+                          ly - 12, colors[i % 9], ly, HtmlEscape(stages[i].name),
                           Num(stages[i].seconds), Num(total > 0 ? x / w * total : 0));
     x += sw;
   }

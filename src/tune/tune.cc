@@ -589,6 +589,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     return absl::FailedPreconditionError("the search found no family for this program");
   }
   PRISM_ASSIGN_OR_RETURN(prune::Pruner pruner, prune::Pruner::Create(target));
+  const absl::Time candidates_start = absl::Now();
+  auto seconds_since = [](absl::Time t) { return absl::ToDoubleSeconds(absl::Now() - t); };
   // Every instance is generated with its blocks spread evenly over the target's SMs
   // (CodegenOptions::balance_residency).
   const codegen::CodegenOptions::Residency residency = {target.sms, target.smem_per_sm,
@@ -629,6 +631,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
                      r.codegen_skips.size() == 1 ? " family" : " families", " tried; ",
                      absl::StrJoin(why, "; ")));
   }
+  r.times.candidates_s = seconds_since(candidates_start);
   if (codegen::NvrtcAvailable()) {
     absl::StatusOr<std::string> v = codegen::NvrtcVersion();
     if (v.ok()) r.nvrtc_version = *v;
@@ -647,6 +650,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       r.selected = static_cast<int>(by_cost[0]);
     } else {
       r.sm = static_cast<int>(target.compute_capability);
+      const absl::Time compile_start = absl::Now();
       std::string first_error;
       for (size_t i : by_cost) {
         absl::StatusOr<runtime::CachedCompile> cc =
@@ -660,6 +664,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         r.candidates[i].compile_error = FirstLine(cc.status().message());
         if (first_error.empty()) first_error = r.candidates[i].compile_error;
       }
+      r.times.compile_s = seconds_since(compile_start);
       if (r.selected < 0) {
         return absl::FailedPreconditionError(
             absl::StrCat("no candidate compiled with NVRTC: ", first_error));
@@ -743,6 +748,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   // first call starts the budget after compiling (the budget excludes the first compilation);
   // later calls (refinement rounds) compile and measure within it.
   auto compile_and_measure = [&](const std::vector<size_t>& order, bool first) -> absl::Status {
+    const absl::Time compile_start = absl::Now();
     std::vector<std::string> sources;
     for (size_t i : order) sources.push_back(codes[i].source);
     PRISM_ASSIGN_OR_RETURN(std::vector<absl::StatusOr<runtime::CachedCompile>> compiled,
@@ -758,6 +764,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         c.compile_error = FirstLine(compiled[k].status().message());
       }
     }
+    if (first) r.times.compile_s = seconds_since(compile_start);
+    const absl::Time measure_start = absl::Now();
     if (first && options.measure_budget_s > 0) {
       deadline = absl::Now() + absl::Seconds(options.measure_budget_s);
     }
@@ -806,6 +814,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         r.selected = static_cast<int>(i);
       }
     }
+    if (first) r.times.measure_s = seconds_since(measure_start);
     return absl::OkStatus();
   };
   // Measuring order: round-robin over the families (each family's candidates in sample order,
@@ -828,6 +837,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   }
   PRISM_RETURN_IF_ERROR(compile_and_measure(measure_order, /*first=*/true));
   // Refinement rounds (tune.h step 4).
+  const absl::Time refine_start = absl::Now();
   {
     const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants =
         CodegenVariants(r.sm);
@@ -880,11 +890,13 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       if (r.selected == best_before) break;
     }
   }
+  if (options.refine_rounds > 0) r.times.refine_s = seconds_since(refine_start);
   if (r.selected < 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no candidate matched the reference on the GPU: ", absl::StrJoin(failures, "; ")));
   }
   // Confirmation (tune.h step 5): the finalists measured again, interleaved.
+  const absl::Time confirm_start = absl::Now();
   if (options.confirm_top >= 2 && options.confirm_rounds > 0) {
     const std::vector<size_t> finalists = FastestMatching(r.candidates, options.confirm_top, {});
     if (finalists.size() >= 2) {
@@ -913,6 +925,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       for (size_t k = 0; k < finalists.size(); ++k) r.candidates[finalists[k]].confirm_us = times[k];
       const int pick = PickConfirmed(times);
       if (pick >= 0) r.selected = static_cast<int>(finalists[static_cast<size_t>(pick)]);
+      r.times.confirm_s = seconds_since(confirm_start);
     }
   }
   if (!options.tune_cache_dir.empty()) {

@@ -153,6 +153,46 @@ TEST_F(ReportTest, GoldenReport) {
   EXPECT_EQ(again.smt_files, report_->smt_files);
 }
 
+// The timeline's stages: the search's three, the tuner's steps that ran (here, by the cost
+// model: building the candidates, and compiling them when NVRTC is there), and what is left of
+// the total; a result without step times keeps one stage for all of tuning.
+TEST_F(ReportTest, TimingStages) {
+  struct Stages {
+    std::vector<std::string> names;
+    double last = 0;  // the last stage's seconds
+  };
+  auto stages = [](const Report& r) {
+    Stages out;
+    const nlohmann::json j = nlohmann::json::parse(r.json);
+    for (const auto& s : j["timings"]["stages"]) {
+      out.names.push_back(s["stage"]);
+      out.last = s["seconds"];
+    }
+    return out;
+  };
+  const tune::StepTimes& t = result_->times;
+  const double steps = t.candidates_s + std::max(0.0, t.compile_s);
+  ReportOptions ro;
+  ro.total_s = result_->search.elapsed_s + steps + 0.5;
+  ASSERT_OK_AND_ASSIGN(Report timed, BuildReport(*program_, kLabel, *target_, *result_, ro));
+  std::vector<std::string> expected = {"generate", "prove", "rank and prune",
+                                       "instantiate and codegen"};
+  if (t.compile_s >= 0) expected.push_back("compile");
+  expected.push_back("other");
+  EXPECT_EQ(stages(timed).names, expected);
+  EXPECT_NEAR(stages(timed).last, 0.5, 1e-9);
+  // (TuneResult does not copy: the shared result's times are set aside and put back.)
+  const tune::StepTimes times = result_->times;
+  result_->times = tune::StepTimes{};
+  absl::StatusOr<Report> untimed = BuildReport(*program_, kLabel, *target_, *result_, ro);
+  result_->times = times;
+  ASSERT_OK(untimed.status());
+  EXPECT_EQ(stages(*untimed).names,
+            (std::vector<std::string>{"generate", "prove", "rank and prune",
+                                      "instantiate, codegen, compile, measure"}));
+  EXPECT_NEAR(stages(*untimed).last, steps + 0.5, 1e-9);
+}
+
 TEST_F(ReportTest, ContentsMatchTheResult) {
   const nlohmann::json j = nlohmann::json::parse(report_->json);
   EXPECT_EQ(j["format"], "prism.report");

@@ -105,10 +105,19 @@ void CheckPipeline(const PipelineCase& c) {
   // The cheapest generated candidate by the cost model.
   for (const Candidate& k : r.candidates) EXPECT_GE(k.cost_us, r.chosen().cost_us);
   EXPECT_THAT(r.code.source, HasSubstr(c.kernel_text));
+  // Step times: the candidates were built, nothing was measured, refined or confirmed; the
+  // cost-model path compiles (timed) only with NVRTC.
+  EXPECT_GE(r.times.candidates_s, 0);
+  EXPECT_EQ(r.times.measure_s, -1);
+  EXPECT_EQ(r.times.refine_s, -1);
+  EXPECT_EQ(r.times.confirm_s, -1);
   if (codegen::NvrtcAvailable()) {
     EXPECT_EQ(r.sm, 90);
     EXPECT_TRUE(r.chosen().compiled);
+    EXPECT_GE(r.times.compile_s, 0);
     ASSERT_OK(codegen::CompileWithNvrtc(r.code.source, 90).status());
+  } else {
+    EXPECT_EQ(r.times.compile_s, -1);
   }
   const std::string dir = TempDir(std::string(c.fixture) + "_a");
   ASSERT_OK(WriteOutputs(r, "test", dir + "/nested"));
@@ -639,6 +648,11 @@ TEST(TuneCacheTest, OptimizeHitSkipsMeasurement) {
   ASSERT_TRUE(hit.chosen().measurement.has_value());
   EXPECT_EQ(hit.chosen().measurement->median_us, 7.25);
   for (const Candidate& c : hit.candidates) EXPECT_FALSE(c.compiled);  // nothing compiled
+  EXPECT_GE(hit.times.candidates_s, 0);
+  for (double t : {hit.times.compile_s, hit.times.measure_s, hit.times.refine_s,
+                   hit.times.confirm_s}) {
+    EXPECT_EQ(t, -1);  // nor timed
+  }
 
   // A refinement round's selection: feasible, but not among the sampled candidates. The hit
   // regenerates it from its assignment and appends it.

@@ -154,6 +154,18 @@ struct CodegenSkip {
 
 enum class Method { kMeasured, kCostModel };
 
+// Wall-clock seconds of Optimize's steps after the search; -1: the step did not run (a
+// tuning-cache hit measures nothing; without a GPU nothing is measured, and compile_s is the
+// cost-model path's compilation). Their sum plus SearchResult::elapsed_s is the whole
+// optimization but for the device query and the reference evaluation.
+struct StepTimes {
+  double candidates_s = -1;  // step 2: sampling, the feasibility checks and codegen
+  double compile_s = -1;     // step 3's compilation (NVRTC, in a child; the compile cache)
+  double measure_s = -1;     // step 3's measurements (in a child; up to measure_budget_s)
+  double refine_s = -1;      // step 4: the refinement rounds (codegen, compiling, measuring)
+  double confirm_s = -1;     // step 5: the confirmation round
+};
+
 struct TuneResult {
   search::SearchResult search;
   std::vector<Candidate> candidates;  // in the order they were built (family, then cost)
@@ -168,6 +180,7 @@ struct TuneResult {
   bool tune_cache_hit = false;  // the selection came from the tuning cache (not measured now)
   std::string tune_cache_key;   // empty unless a tuning cache was used
   std::string tune_cache_note;  // why an entry was ignored (corrupt, stale), or a store error
+  StepTimes times;
   const Candidate& chosen() const { return candidates[selected]; }
   const search::FamilyResult& chosen_family() const {
     return search.families[candidates[selected].family];
