@@ -87,6 +87,10 @@ const CommandSpec& OptimizeSpec() {
     s->options.push_back(IntOption("--measure-budget-s", "S",
                                    "wall-clock budget for measuring candidates in seconds", 1,
                                    3600, "45"));
+    s->options.push_back(IntOption("--tune-budget-s", "S",
+                                   "wall-clock budget for everything after the search in "
+                                   "seconds (0: none)",
+                                   0, 3600, "55"));
     s->options.push_back(IntOption("--refine", "R",
                                    "rounds measuring the neighbours of the fastest candidates",
                                    0, 8, "2"));
@@ -119,6 +123,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   options.tune_cache_dir = args.String("--tune-cache").value_or("");
   options.instances_per_family = static_cast<int>(args.Int("--instances").value_or(96));
   options.measure_budget_s = static_cast<double>(args.Int("--measure-budget-s").value_or(45));
+  options.tune_budget_s = static_cast<double>(args.Int("--tune-budget-s").value_or(55));
   options.refine_rounds = static_cast<int>(args.Int("--refine").value_or(2));
   if (io.err_is_terminal) {
     options.search.progress = [&io](const search::SearchProgress& p) {

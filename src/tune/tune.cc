@@ -88,6 +88,11 @@ constexpr bool kWgmmaOnlyAttention = true;
 // `prism optimize --no-gpu` on the 2-core machine).
 constexpr int64_t kMaxAssignmentsWgmma = 80000;
 constexpr int kMaxGenerate = 8000;
+// TuneOptions::tune_budget_s: the time kept for the confirmation round at the end of the
+// measuring (18 measurements took 0.6–0.8 s on the H200, docs/performance.md 2026-12-04), and
+// the least measuring time a slow compilation leaves (MeasuringDeadline).
+constexpr absl::Duration kConfirmReserve = absl::Seconds(3);
+constexpr absl::Duration kMinMeasure = absl::Seconds(5);
 // Every instance is generated with gemm_defer_chained (it changes only lora's chained
 // (X·A)·B split form): ·B once after the loop instead of at every k16 chunk. On the H200
 // (2026-12-03, 7 runs each) lora b=1's selection 13.46 → 13.27 µs, b=8's 14.89 → 14.68
@@ -510,6 +515,16 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+absl::Time MeasuringDeadline(absl::Time compiled, double measure_budget_s, absl::Time tune_end,
+                             absl::Duration confirm_reserve, absl::Duration min_measure) {
+  absl::Time d = measure_budget_s > 0 ? compiled + absl::Seconds(measure_budget_s)
+                                      : absl::InfiniteFuture();
+  if (tune_end != absl::InfiniteFuture()) {
+    d = std::min(d, std::max(tune_end - confirm_reserve, compiled + min_measure));
+  }
+  return d;
+}
+
 int PickConfirmed(const std::vector<std::vector<double>>& times) {
   int best = -1;
   double best_us = 0;
@@ -590,6 +605,9 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   }
   PRISM_ASSIGN_OR_RETURN(prune::Pruner pruner, prune::Pruner::Create(target));
   const absl::Time candidates_start = absl::Now();
+  const absl::Time tune_end = options.tune_budget_s > 0
+                                  ? candidates_start + absl::Seconds(options.tune_budget_s)
+                                  : absl::InfiniteFuture();
   auto seconds_since = [](absl::Time t) { return absl::ToDoubleSeconds(absl::Now() - t); };
   // Every instance is generated with its blocks spread evenly over the target's SMs
   // (CodegenOptions::balance_residency).
@@ -742,6 +760,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   std::vector<std::string> failures;
   std::vector<std::string> cubins;  // parallel to r.candidates
   absl::Time deadline = absl::InfiniteFuture();
+  std::string spent;  // a candidate's measure_error when the deadline cut it
   // Compiles the candidates `order` (in a child: NVRTC in this process would break cuInit in
   // the measuring children), then measures the compiled ones in that order in one child (a
   // fresh one after a fault), starting none after the deadline; updates r.selected. The
@@ -766,8 +785,18 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     }
     if (first) r.times.compile_s = seconds_since(compile_start);
     const absl::Time measure_start = absl::Now();
-    if (first && options.measure_budget_s > 0) {
-      deadline = absl::Now() + absl::Seconds(options.measure_budget_s);
+    if (first) {
+      const bool confirming = options.confirm_top >= 2 && options.confirm_rounds > 0;
+      deadline = MeasuringDeadline(
+          measure_start, options.measure_budget_s, tune_end,
+          confirming ? std::min(absl::Seconds(options.confirm_budget_s), kConfirmReserve)
+                     : absl::ZeroDuration(),
+          kMinMeasure);
+      spent = options.measure_budget_s > 0 &&
+                      deadline == measure_start + absl::Seconds(options.measure_budget_s)
+                  ? absl::StrCat("the measuring budget of ", options.measure_budget_s,
+                                 " s was spent")
+                  : absl::StrCat("the tuning budget of ", options.tune_budget_s, " s was spent");
     }
     std::vector<size_t> jobs_of;  // candidate index per job
     std::vector<BlockProgram> programs;
@@ -795,8 +824,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       Candidate& c = r.candidates[i];
       const absl::StatusOr<runtime::Measurement>& m = measured[k];
       if (absl::IsDeadlineExceeded(m.status())) {
-        c.measure_error =
-            absl::StrCat("the measuring budget of ", options.measure_budget_s, " s was spent");
+        c.measure_error = spent;
         continue;
       }
       if (!m.ok()) {
@@ -897,7 +925,9 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   }
   // Confirmation (tune.h step 5): the finalists measured again, interleaved.
   const absl::Time confirm_start = absl::Now();
-  if (options.confirm_top >= 2 && options.confirm_rounds > 0) {
+  const absl::Time confirm_end =
+      std::min(confirm_start + absl::Seconds(options.confirm_budget_s), tune_end);
+  if (options.confirm_top >= 2 && options.confirm_rounds > 0 && confirm_end > confirm_start) {
     const std::vector<size_t> finalists = FastestMatching(r.candidates, options.confirm_top, {});
     if (finalists.size() >= 2) {
       std::vector<BlockProgram> programs;
@@ -916,7 +946,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       PRISM_ASSIGN_OR_RETURN(
           std::vector<absl::StatusOr<runtime::Measurement>> measured,
           runtime::MeasureAllInChild(r.device->ordinal, jobs, inputs, reference, mopt,
-                                     absl::Now() + absl::Seconds(options.confirm_budget_s)));
+                                     confirm_end));
       std::vector<std::vector<double>> times(finalists.size());
       for (size_t j = 0; j < measured.size(); ++j) {
         const absl::StatusOr<runtime::Measurement>& m = measured[j];

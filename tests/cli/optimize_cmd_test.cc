@@ -104,6 +104,9 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
       {{"optimize", program, "--refine", "9", "--no-gpu"},
        2,
        "prism: error: --refine expects an integer in 0..8, found '9'\n"},
+      {{"optimize", program, "--tune-budget-s", "-1", "--no-gpu"},
+       2,
+       "prism: error: --tune-budget-s expects an integer in 0..3600, found '-1'\n"},
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.args[1] + " " + c.args[2]);

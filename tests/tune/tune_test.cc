@@ -306,6 +306,41 @@ TEST(NeighborAssignmentsTest, NearestAcceptedValueEachWay) {
 
 // Median and PickConfirmed (the confirmation round's choice, tune.h step 5): the lowest
 // median wins, finalists without measurements are skipped, ties go to the first.
+// The first measuring round's deadline: the measuring budget after the compilation, cut by
+// the tuning budget's end less the confirmation's reserve, but never sooner than the minimum
+// after the compilation.
+TEST(MeasuringDeadlineTest, ByTable) {
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  const absl::Time none = absl::InfiniteFuture();
+  struct Case {
+    const char* name;
+    double measure_budget_s;
+    absl::Time tune_end;
+    absl::Time expected;
+  };
+  const absl::Duration reserve = absl::Seconds(3), min_measure = absl::Seconds(5);
+  const Case cases[] = {
+      {"measuring budget only", 45, none, t0 + absl::Seconds(45)},
+      {"no budget at all", 0, none, none},
+      {"tuning budget far away: the measuring budget", 45, t0 + absl::Seconds(100),
+       t0 + absl::Seconds(45)},
+      {"tuning budget nearer: its end less the reserve", 45, t0 + absl::Seconds(30),
+       t0 + absl::Seconds(27)},
+      {"tuning budget alone", 0, t0 + absl::Seconds(30), t0 + absl::Seconds(27)},
+      {"tuning budget spent by the compilation: the minimum", 45, t0 - absl::Seconds(10),
+       t0 + absl::Seconds(5)},
+      {"end less reserve just under the minimum", 45, t0 + absl::Seconds(7),
+       t0 + absl::Seconds(5)},
+      {"measuring budget under the minimum stays", 2, t0 + absl::Seconds(30),
+       t0 + absl::Seconds(2)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(MeasuringDeadline(t0, c.measure_budget_s, c.tune_end, reserve, min_measure),
+              c.expected);
+  }
+}
+
 TEST(PickConfirmedTest, LowestMedianWins) {
   const struct {
     const char* name;

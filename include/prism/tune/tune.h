@@ -36,8 +36,9 @@
 //      reference interpreter (f64: device mode rounds attention scores to f16 and its own
 //      error exceeds the tolerance at gqa b=8; RandomInputs(program, seed)); the fastest
 //      candidate whose output is within DefaultTolerance is selected (Method::kMeasured).
-//      Measuring stops once measure_budget_s has passed (the rest are recorded as not
-//      measured); candidates are measured round-robin over the families (each family's in
+//      Measuring stops at MeasuringDeadline (measure_budget_s after the compilation, or
+//      earlier by tune_budget_s; the rest are recorded as not measured, with which budget
+//      was spent); candidates are measured round-robin over the families (each family's in
 //      sample order), so a cut keeps every family's and each stratum's first picks.
 //      With tune_cache_dir set and a cache entry for (program, GPU, driver, NVRTC, options)
 //      that names one of the candidates, nothing is compiled or measured: that candidate is
@@ -102,6 +103,12 @@ struct TuneOptions {
   // Wall-clock budget for measuring candidates (the first compilation excluded, the
   // refinement rounds' included); 0: no limit.
   double measure_budget_s = 45;
+  // Wall-clock budget for everything after the search (building the candidates, compiling,
+  // measuring, refining, confirming); 0: no limit. It moves the measuring deadline earlier
+  // (MeasuringDeadline) and ends the confirmation's allowance; building the candidates and the
+  // first compilation are not cut, so a row can pass it by what those overrun plus one
+  // measurement. 55 s keeps a row's tuning within WORKLOADS.md's 60 s target.
+  double tune_budget_s = 55;
   // Tuning cache directory (TuneCache); empty: none. Used only with a GPU.
   std::string tune_cache_dir;
   // Local refinement after the sampled candidates are measured (step 4 above): at most
@@ -116,7 +123,8 @@ struct TuneOptions {
   // Confirmation (step 5 above): the confirm_top fastest matching candidates (after the
   // refinement) are measured confirm_rounds more times, interleaved, and the lowest median of
   // those measurements selects. It has its own allowance of confirm_budget_s (the measuring
-  // budget may be spent by then). confirm_top < 2 or confirm_rounds 0: none.
+  // budget may be spent by then), which ends no later than tune_budget_s (none is started
+  // once that has passed). confirm_top < 2 or confirm_rounds 0: none.
   int confirm_top = 6;
   int confirm_rounds = 3;
   double confirm_budget_s = 20;
@@ -243,6 +251,14 @@ std::vector<Assignment> NeighborAssignments(const SGraph& graph, const Assignmen
 
 // The median of `v` (non-empty): its middle value, or the mean of the middle two.
 double Median(std::vector<double> v);
+
+// When step 3 stops starting measurements: `measure_budget_s` after the first compilation
+// ended (`compiled`), but no later than `tune_end` (the tuning budget's end) less
+// `confirm_reserve` (kept for step 5), and never sooner than `min_measure` after `compiled`,
+// so that a slow compilation still leaves candidates measured. A budget <= 0 is no limit;
+// InfiniteFuture when neither limits.
+absl::Time MeasuringDeadline(absl::Time compiled, double measure_budget_s, absl::Time tune_end,
+                             absl::Duration confirm_reserve, absl::Duration min_measure);
 
 // The confirmation round's choice (step 5): the index of the finalist whose measurements
 // (`times[i]`, µs) have the lowest Median;
