@@ -112,15 +112,22 @@ struct Sampled {
   std::string first_error;                    // the preferred instance's codegen message
 };
 
-// Instance `a` of family graph `g`, generated with `options` and the target's `residency`
-// (every instance the tuner generates goes through here).
-absl::StatusOr<codegen::GeneratedCode> GenerateInstance(
-    const SGraph& g, const Assignment& a, codegen::CodegenOptions options,
+// An instantiated program generated with `options` and the target's `residency` (every
+// instance the tuner generates goes through here).
+absl::StatusOr<codegen::GeneratedCode> GenerateProgram(
+    const BlockProgram& bp, codegen::CodegenOptions options,
     const codegen::CodegenOptions::Residency& residency) {
-  PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
   options.balance_residency = residency;
   options.gemm_defer_chained = kDeferChained;
   return codegen::GenerateCuda(bp, options);
+}
+
+// Instance `a` of family graph `g`, generated as GenerateProgram does.
+absl::StatusOr<codegen::GeneratedCode> GenerateInstance(
+    const SGraph& g, const Assignment& a, const codegen::CodegenOptions& options,
+    const codegen::CodegenOptions::Residency& residency) {
+  PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
+  return GenerateProgram(bp, options, residency);
 }
 
 // `residency.sms`: the target's SMs (the strata's one-wave test).
@@ -131,10 +138,16 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   ExprContext fctx;
   PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(g, fctx));
   Sampled out;
+  // The last assignment's instantiated program: an instance is generated with several codegen
+  // options in a row (its variants, the wgmma test), and instantiating it (binding and
+  // validating the graph) cost more than generating the code (perf, 2026-12-04).
+  std::optional<std::pair<Assignment, absl::StatusOr<BlockProgram>>> last;
   auto generate = [&](const Assignment& a, const codegen::CodegenOptions& options =
                                                  codegen::CodegenOptions())
       -> absl::StatusOr<codegen::GeneratedCode> {
-    return GenerateInstance(g, a, options, residency);
+    if (!last || last->first != a) last.emplace(a, Instantiate(g, a));
+    if (!last->second.ok()) return last->second.status();
+    return GenerateProgram(*last->second, options, residency);
   };
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // kWgmmaOnlyAttention applies to attention families only (the same for all their instances).
@@ -268,13 +281,16 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     if (key == best_key) continue;
     if (generate_attempts >= (any_wgmma ? kMaxAssignmentsWgmma : kMaxGenerate)) break;
     ++generate_attempts;
+    // The instance check first: it is cheaper than instantiating and generating, and a point
+    // must pass both (out.first_error matters only when the preferred instance failed, and
+    // then it is already set).
+    absl::StatusOr<prune::InstanceCheck> check = pruner.CheckInstance(family, a, std::nullopt);
+    if (!check.ok() || !check->ok()) continue;
     absl::StatusOr<codegen::GeneratedCode> code = generate(a);
     if (!code.ok()) {
       if (out.first_error.empty()) out.first_error = std::string(code.status().message());
       continue;
     }
-    absl::StatusOr<prune::InstanceCheck> check = pruner.CheckInstance(family, a, std::nullopt);
-    if (!check.ok() || !check->ok()) continue;
     std::string grid;
     int64_t threads = 0, stages = 0, forloop = 0;
     for (const auto& [param, values] : axes) {
