@@ -142,18 +142,22 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
   // options in a row (its variants, the wgmma test), and instantiating it (binding and
   // validating the graph) cost more than generating the code (perf, 2026-12-04).
   std::optional<std::pair<Assignment, absl::StatusOr<BlockProgram>>> last;
+  auto program = [&](const Assignment& a) -> const absl::StatusOr<BlockProgram>& {
+    if (!last || last->first != a) last.emplace(a, Instantiate(g, a));
+    return last->second;
+  };
   auto generate = [&](const Assignment& a, const codegen::CodegenOptions& options =
                                                  codegen::CodegenOptions())
       -> absl::StatusOr<codegen::GeneratedCode> {
-    if (!last || last->first != a) last.emplace(a, Instantiate(g, a));
-    if (!last->second.ok()) return last->second.status();
-    return GenerateProgram(*last->second, options, residency);
+    const absl::StatusOr<BlockProgram>& bp = program(a);
+    if (!bp.ok()) return bp.status();
+    return GenerateProgram(*bp, options, residency);
   };
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // kWgmmaOnlyAttention applies to attention families only (the same for all their instances).
   bool wgmma_family = false;
   if (kWgmmaOnlyAttention && sm >= 90) {
-    absl::StatusOr<BlockProgram> bp = Instantiate(g, fr.best);
+    const absl::StatusOr<BlockProgram>& bp = program(fr.best);
     wgmma_family = bp.ok() && codegen::HasAttentionKernel(*bp);
   }
   // The instance's code with attention_wgmma (and PDL when `pdl`), when the option fits it:
@@ -799,9 +803,9 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         c.compile_error = FirstLine(compiled[k].status().message());
       }
     }
-    if (first) r.times.compile_s = seconds_since(compile_start);
     const absl::Time measure_start = absl::Now();
     if (first) {
+      r.times.compile_s = absl::ToDoubleSeconds(measure_start - compile_start);
       const bool confirming = options.confirm_top >= 2 && options.confirm_rounds > 0;
       deadline = MeasuringDeadline(
           measure_start, options.measure_budget_s, tune_end,
