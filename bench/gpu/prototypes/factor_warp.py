@@ -21,10 +21,13 @@ compute chunk it+1's factors during iteration it, into the other half of a doubl
 stages (CpAsyncWait<kStages - 3>), their Q barrier for the Q tile and stage 0, and the factor
 warps compute chunk 0's factors between the two. The head barrier of iteration it + 1 publishes
 the factors: no named barrier. Each lane sums 128 / (32 WARPS) rows as interleaved chains.
+
+The source must come from a build before commit 4785eed, which generates this loop in four
+chains with rsqrtf (proto_io.factor_loop_span).
 """
 import os, re, sys
 
-from proto_io import write_variant
+from proto_io import factor_loop_span, write_variant
 
 
 def main():
@@ -41,8 +44,7 @@ def main():
     assert "for (int tp = 0; tp < 1; ++tp) {\n      float mx_lo" in src, "one tile per warp only"
     src = src.replace(fn.group(0), f"__launch_bounds__({threads + 32}, {min_blocks}) {fn.group(1)}")
     # The consumers' factor loop, between the score wgmma's commit and its wait.
-    a = src.index("    // Vn (rms): per-row factor, one thread per V row\n")
-    b = src.index("    WgmmaWait<0>();\n", a)
+    a, b = factor_loop_span(src)
     fac = src[a:b]
     src = src[:a] + src[b:]
     assert f"for (int r = tid; r < 128; r += {threads})" in fac
@@ -103,8 +105,7 @@ def main_ahead(s, d, min_blocks, fwarps):
     stages = int(re.search(r"constexpr int kStages = (\d+), kF = (\d+);", src).group(1))
     assert stages >= 3, "AHEAD needs kStages >= 3"
     src = src.replace(fn.group(0), f"__launch_bounds__({total}, {min_blocks}) {fn.group(1)}")
-    a = src.index("    // Vn (rms): per-row factor, one thread per V row\n")
-    b = src.index("    WgmmaWait<0>();\n", a)
+    a, b = factor_loop_span(src)
     fac = src[a:b]
     src = src[:a] + src[b:]
     assert "for (int r = tid; r < 128; r += 128)" in fac and "(r / 128) * 16384" in fac

@@ -13,10 +13,13 @@ B = ones, whose f32 accumulators hold the row sums; about 80 instructions. Not f
 the f16 squares overflow for |v| ≥ 256 and lose values below about 2.4e-4, which a generated
 form would have to catch. With `pre` the factors are computed before the score wgmma is issued
 rather than while it runs (mma.sync and wgmma share the tensor cores).
+
+The source must come from a build before commit 4785eed, which generates this loop in four
+chains with rsqrtf (proto_io.factor_loop_span).
 """
 import os, re, sys
 
-from proto_io import write_variant
+from proto_io import factor_loop_span, write_variant
 
 FACTORS = """    {  // Vn (rms) on the tensor cores: Σv² of this warp's 32 V rows as (V∘V)·1 (mma_sumsq.py)
       const unsigned char* vt = %(vtile)s;
@@ -53,8 +56,7 @@ def main():
     pre = len(sys.argv) > 3 and sys.argv[3] == "pre"
     src = open(os.path.join(s, "kernel.cu")).read()
     assert "__launch_bounds__(128, 1)" in src and "kv = warp / 4" in src
-    a = src.index("    // Vn (rms): per-row factor, one thread per V row\n")
-    b = src.index("    WgmmaWait<0>();\n", a)
+    a, b = factor_loop_span(src)
     fac = src[a:b]
     assert "for (int r = tid; r < 128; r += 128)" in fac and "(r / 128) * 16384" in fac
     vtile = re.search(r"reinterpret_cast<const f16_t\*>\((base \+ \d+) \+ \(r / 128\)", fac).group(1)

@@ -13,3 +13,12 @@ def write_variant(src_dir, dst_dir, source, block=None):
     json.dump(launch, open(os.path.join(dst_dir, "launch.json"), "w"), indent=1)
     if os.path.exists(os.path.join(src_dir, "host.h")):
         shutil.copy(os.path.join(src_dir, "host.h"), dst_dir)
+
+
+def factor_loop_span(src):
+    """(start, end) in `src` of qknorm_gqa's rms(V) factor loop as the attention_wgmma kernel
+    ran it before commit 4785eed (one thread per V row, one FMA chain, 1 / sqrtf), between the
+    score wgmma's commit and its wait. The hand prototypes that edit it take codegen_emit
+    output of a build before that commit."""
+    a = src.index("    // Vn (rms): per-row factor, one thread per V row\n")
+    return a, src.index("    WgmmaWait<0>();\n", a)

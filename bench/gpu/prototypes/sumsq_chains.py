@@ -15,10 +15,13 @@ FORM:
 ncu's source counters (docs/performance.md, 2026-12-04) show this loop running about four times
 as long as the wgmma it overlaps. Each form was 1–3 % faster (afternoon run 7); codegen now emits
 ch4 (attention_gen.cc, vinv_code) outside the pipelined loop.
+
+The source must come from a build before commit 4785eed, which generates this loop in four
+chains with rsqrtf (proto_io.factor_loop_span).
 """
 import os, re, sys
 
-from proto_io import write_variant
+from proto_io import factor_loop_span, write_variant
 
 SUM1 = """          const u32_t ws4[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
@@ -33,8 +36,7 @@ SUM1 = """          const u32_t ws4[4] = {w.x, w.y, w.z, w.w};
 def main():
     s, d, form = sys.argv[1], sys.argv[2], sys.argv[3]
     src = open(os.path.join(s, "kernel.cu")).read()
-    a = src.index("    // Vn (rms): per-row factor, one thread per V row\n")
-    b = src.index("    WgmmaWait<0>();\n", a)
+    a, b = factor_loop_span(src)
     fac = src[a:b]
     assert SUM1 in fac and "      float ss = 0.f;\n" in fac
     m = re.search(r"1\.0f / sqrtf\(ss / ([0-9.]+f) \+ ([0-9.e+-]+f)\)", fac)
