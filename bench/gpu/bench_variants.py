@@ -10,7 +10,7 @@ fixtures' tensors carry the workloads' input names) and copies of
 Each program is compiled and launched exactly as bench_optimize.py does (NVRTC, sm_90a; clusters
 and programmatic dependent launch from launch.json), checked against the float64 reference, and
 timed with harness.graph_us (one CUDA graph over input sets rotated past L2, median of
-replays), then checked again. REPEAT=n (default 1) times every variant of a row n times, round-robin (the spread
+replays), then checked again (attention rows also with large scores: check_large_scores). REPEAT=n (default 1) times every variant of a row n times, round-robin (the spread
 between runs on the H200 is a few per cent, larger than the differences an A/B looks for), and
 prints the median and the minimum. TIME_WRONG=1 also times programs whose output is wrong (hand
 edits that remove work to see what it costs). BREAKDOWN=1 also times each kernel of a variant alone (node_probe.Subset: same
@@ -21,7 +21,8 @@ import glob, json, os, statistics, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_optimize import CARRY, INPUTS, Program, check, harness, workloads  # noqa: E402
+from bench_optimize import (CARRY, INPUTS, Program, check, check_large_scores, harness,  # noqa: E402
+                            workloads)
 from node_probe import Subset  # noqa: E402
 import torch  # noqa: E402
 
@@ -66,8 +67,10 @@ def main():
             # Checked again after the timing's graph replays: state a kernel keeps between
             # launches (grid_combine's barrier counters) must still give the right output.
             after = check(p, w)
+            large = check_large_scores(p, w)
             rows.append(dict(workload=w["name"], bs=w["bs"], variant=tag, relerr_f64=err,
-                             relerr_f64_after=after, us=us, us_all=times,
+                             relerr_f64_after=after, relerr_f64_large_scores=large, us=us,
+                             us_all=times,
                              regs=[k[5] for k in p.kernels], smem=[k[3] for k in p.kernels]))
             if os.environ.get("BREAKDOWN") and us == us and len(p.kernels) > 1:
                 parts = [harness.graph_us(Subset(p, {i}), sets) for i in range(len(p.kernels))]
@@ -76,7 +79,8 @@ def main():
                 print(f"{'':15s}   kernels alone: " + " + ".join(f"{x:.2f}" for x in parts) + " us",
                       flush=True)
             print(f"{w['name']:15s} b={w['bs']} {tag:40s} {us:8.2f} us (min {min(times):.2f}, "
-                  f"{len(times)} runs)  relerr {err:.2e} / after {after:.2e}  "
+                  f"{len(times)} runs)  relerr {err:.2e} / after {after:.2e}"
+                  + (f" / large scores {large:.2e}" if large is not None else "") + "  "
                   f"regs {rows[-1]['regs']}", flush=True)
         del sets, progs
         torch.cuda.empty_cache()

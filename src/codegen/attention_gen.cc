@@ -15,10 +15,12 @@
 //   - S = Q·K on tensor cores (mma.sync m16n8k16, f32 accumulators);
 //   - E = exp(S) is never formed in f16: the warp keeps a running row maximum m and works with
 //     P = exp(S − m) ∈ (0, 1], rounded to f16 as the A operand of the second matmul, and
-//     rescales its f32 accumulators by exp(m_old − m) when m grows. After the loop it multiplies
-//     back by exp(m), so the stored N = Σ exp(S)·V and Dn = Σ exp(S) are the block op's values
-//     (f32 rounding aside) without overflowing f16 — exp(S) itself exceeds f16's range as soon
-//     as S > 11;
+//     rescales its f32 accumulators by exp(m_old − m) when m grows. After the loop it stores the
+//     partials in log-sum-exp form, N' = Σ P·V / Σ P and Dn' = m + log2 Σ P, when the program
+//     reads them only as Σ N / Σ Dn (FindLsePairs, gen_util.h); otherwise it multiplies back by
+//     exp(m), so the stored N = Σ exp(S)·V and Dn = Σ exp(S) are the block op's values (f32
+//     rounding aside; they overflow f32 once S > 88.7) — exp(S) itself exceeds f16's range as
+//     soon as S > 11;
 //   - rms(Q, last) scales rows of S (S·inv_q, inv_q from the squares summed while the Q
 //     fragments are loaded); rms(V, last) scales P's columns (P·inv_v before rounding, inv_v per
 //     KV row, one extra barrier per iteration); Q and V stay exact f16 operands;
@@ -88,7 +90,9 @@ class AttentionGen {
         k_(p.kernels[kernel].block()),
         kname_(p.kernels[kernel].name),
         options_(options),
-        fused_(fused) {}
+        fused_(fused) {
+    for (const LsePair& pair : FindLsePairs(p)) lse_ |= pair.producer == kernel;
+  }
 
   absl::StatusOr<LaunchConfig> Generate(std::string& source);
 
@@ -126,6 +130,8 @@ class AttentionGen {
   bool lazy_ = false;      // CodegenOptions::attention_lazy_rescale
   bool exp16_ = false;     // CodegenOptions::attention_exp_f16x2
   bool wgmma_ = false;     // CodegenOptions::attention_wgmma
+  // The partials are stored in log-sum-exp form (FindLsePairs): N / Dn and log2 Dn.
+  bool lse_ = false;
 };
 
 absl::Status AttentionGen::Analyze() {
@@ -383,7 +389,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       direct = false;
     }
   }
-  launch.reduction_bytes = direct ? 0 : red_l_off + ws_ * rows * 4;
+  // Σ P per warp and row, and with lse_ each warp's running max m per row.
+  launch.reduction_bytes = direct ? 0 : red_l_off + (lse_ ? 2 : 1) * ws_ * rows * 4;
   // The fused region follows the reduction buffer (both alias the stages; in the direct form
   // a barrier before the tile writes makes every warp finish with the stages first).
   fused_off_ = stage_off + (launch.reduction_bytes + 15) / 16 * 16;
@@ -891,16 +898,28 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     fused_ != nullptr
                         ? "  __syncthreads();  // the stages are free: the tiles alias them\n"
                         : "",
-                    "  // Partial sums × exp(m), stored from the fragments\n");
+                    lse_ ? "  // Partials in log-sum-exp form (Σ P·V / Σ P, m + log2 Σ P), stored "
+                           "from the fragments\n"
+                         : "  // Partial sums × exp(m), stored from the fragments\n");
     absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
     absl::StrAppend(&s, "    const int r_lo = ((tile0 + tp) % ", mph_,
                     ") * 16 + g, r_hi = r_lo + 8;  // rows of head wh\n");
-    absl::StrAppend(&s,
-                    "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n");
-    absl::StrAppend(
-        &s,
-        exp16_ ? "    const float sl = lacc[tp][0] * e_lo, sh = lacc[tp][2] * e_hi;\n"
-               : "    const float sl = QuadSum(l_lo[tp]) * e_lo, sh = QuadSum(l_hi[tp]) * e_hi;\n");
+    const char* row_sums = exp16_ ? "lacc[tp][0]" : "QuadSum(l_lo[tp])";
+    const char* row_sums_hi = exp16_ ? "lacc[tp][2]" : "QuadSum(l_hi[tp])";
+    if (lse_) {
+      // 1 ≤ Σ P ≤ Lc: __fdividef and lg2.approx are accurate to a few ulps there, and the IEEE
+      // forms' slow paths cost the gqa b=1 partial kernel 0.1 µs on the H200 (2026-12-04).
+      absl::StrAppend(&s, "    const float ls_lo = ", row_sums, ", ls_hi = ", row_sums_hi,
+                      ";  // Σ P\n"
+                      "    const float e_lo = __fdividef(1.0f, ls_lo), e_hi = __fdividef(1.0f, ls_hi);"
+                      "  // N = Σ P·V / Σ P\n"
+                      "    const float sl = m_lo[tp] + __log2f(ls_lo), sh = m_hi[tp] + __log2f(ls_hi);"
+                      "  // Dn = log2 Σ exp(S)\n");
+    } else {
+      absl::StrAppend(&s,
+                      "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n"
+                      "    const float sl = ", row_sums, " * e_lo, sh = ", row_sums_hi, " * e_hi;\n");
+    }
     const bool ragged = mq_ % 16 != 0;
     for (int out : outputs_) {
       const ConcreteBlockOp& op = k_.ops[out];
@@ -941,14 +960,21 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     return launch;
   }
   // Partial sums × exp(m) into shared memory (aliasing the stages), then coalesced stores.
+  // With lse_ each warp's sums stay relative to its own m, which goes to redm; the stores weight
+  // warp w by 2^(m_w − max_w m_w).
   absl::StrAppend(&s, "  CpAsyncWait<0>();\n  __syncthreads();\n");
   absl::StrAppend(&s, "  float* red = reinterpret_cast<float*>(smem + ", stage_off,
                   ");  // [ws][tiles·16][Dv + 8]\n");
   absl::StrAppend(&s, "  float* redl = red + ", ws_ * rows * rpitch, ";  // [ws][tiles·16]\n");
+  if (lse_) {
+    absl::StrAppend(&s, "  float* redm = redl + ", ws_ * rows,
+                    ";  // [ws][tiles·16]: each warp's running max m\n");
+  }
   absl::StrAppend(&s, "#pragma unroll\n  for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
   absl::StrAppend(&s, "    const int r_lo = kv * ", rows,
                   " + (tile0 + tp) * 16 + g, r_hi = r_lo + 8;\n");
-  absl::StrAppend(&s, "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n");
+  absl::StrAppend(&s, lse_ ? "    const float e_lo = 1.0f, e_hi = 1.0f;  // relative to m\n"
+                           : "    const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)\n");
   absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
                   "; ++j) {\n      const int c = j * 8 + 2 * t4;\n");
   absl::StrAppend(&s, "      *reinterpret_cast<float2*>(red + r_lo * ", rpitch,
@@ -959,7 +985,9 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       &s,
       exp16_ ? "    const float sl = lacc[tp][0] * e_lo, sh = lacc[tp][2] * e_hi;\n"
              : "    const float sl = QuadSum(l_lo[tp]) * e_lo, sh = QuadSum(l_hi[tp]) * e_hi;\n",
-      "    if (t4 == 0) { redl[r_lo] = sl; redl[r_hi] = sh; }\n  }\n  __syncthreads();\n");
+      lse_ ? "    if (t4 == 0) { redl[r_lo] = sl; redl[r_hi] = sh; redm[r_lo] = m_lo[tp]; "
+             "redm[r_hi] = m_hi[tp]; }\n  }\n  __syncthreads();\n"
+           : "    if (t4 == 0) { redl[r_lo] = sl; redl[r_hi] = sh; }\n  }\n  __syncthreads();\n");
   for (int out : outputs_) {
     const ConcreteBlockOp& op = k_.ops[out];
     const ConcreteTensor& t = p_.tensors[op.tensor];
@@ -980,14 +1008,36 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     mq_, ", c = (e % ", per_row, ") * ", vec, ";\n    (void)c;\n");
     absl::StrAppend(&s, "    const int pr = h * ", mph_ * 16, " + r;\n");
     const std::string dst = OutAddr(out, "h", "r", "c");
+    if (lse_) {
+      // The row's max over the warps, each warp's weight 2^(m_w − mx) and the weighted Σ P.
+      absl::StrAppend(&s, "    float mx = -__int_as_float(0x7f800000), ls = 0.f, wt[", ws_,
+                      "];\n#pragma unroll\n    for (int w = 0; w < ", ws_,
+                      "; ++w) mx = fmaxf(mx, redm[w * ", rows, " + pr]);\n#pragma unroll\n"
+                      "    for (int w = 0; w < ", ws_, "; ++w) {\n      wt[w] = Exp2(redm[w * ", rows,
+                      " + pr] - mx);\n      ls += redl[w * ", rows, " + pr] * wt[w];\n    }\n");
+      if (!num) {
+        absl::StrAppend(&s, "    *(", dst, ") = mx + __log2f(ls);  // log2 Σ exp(S)\n  }\n");
+        continue;
+      }
+      absl::StrAppend(&s, "    const float il = __fdividef(1.0f, ls);\n");
+    }
     if (vec == 4) {
-      absl::StrAppend(&s, "    float4 v = *reinterpret_cast<const float4*>(red + pr * ", rpitch,
-                      " + c);\n");
-      absl::StrAppend(
-          &s, "#pragma unroll\n    for (int w = 1; w < ", ws_,
-          "; ++w) {\n      const float4 u = *reinterpret_cast<const float4*>(red + (w * ", rows,
-          " + pr) * ", rpitch,
-          " + c);\n      v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;\n    }\n");
+      if (lse_) {
+        absl::StrAppend(
+            &s, "    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);\n#pragma unroll\n    for (int w = 0; w < ",
+            ws_, "; ++w) {\n      const float4 u = *reinterpret_cast<const float4*>(red + (w * ",
+            rows, " + pr) * ", rpitch,
+            " + c);\n      const float f = wt[w] * il;\n      v.x += u.x * f; v.y += u.y * f; "
+            "v.z += u.z * f; v.w += u.w * f;\n    }\n");
+      } else {
+        absl::StrAppend(&s, "    float4 v = *reinterpret_cast<const float4*>(red + pr * ", rpitch,
+                        " + c);\n");
+        absl::StrAppend(
+            &s, "#pragma unroll\n    for (int w = 1; w < ", ws_,
+            "; ++w) {\n      const float4 u = *reinterpret_cast<const float4*>(red + (w * ", rows,
+            " + pr) * ", rpitch,
+            " + c);\n      v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;\n    }\n");
+      }
       if (t.dtype == DType::kF16) {
         absl::StrAppend(&s, "    *reinterpret_cast<uint2*>(", dst,
                         ") = make_uint2(PackF16x2(v.x, v.y), PackF16x2(v.z, v.w));\n");
@@ -999,7 +1049,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       "; ++w) v += ",
                       num ? absl::StrCat("red[(w * ", rows, " + pr) * ", rpitch, " + c]")
                           : absl::StrCat("redl[w * ", rows, " + pr]"),
-                      ";\n");
+                      lse_ ? " * wt[w] * il" : "", ";\n");
       absl::StrAppend(&s, "    *(", dst, ") = ", t.dtype == DType::kF16 ? "F32ToF16(v)" : "v",
                       ";\n");
     }

@@ -109,6 +109,37 @@ absl::StatusOr<std::string> GenerateCombineTail(const BlockProgram& p, const Fus
                                                 int64_t threads, const std::string& region,
                                                 const CodegenOptions& options);
 
+// Split-KV attention partials in log-sum-exp form (docs/codegen.md, "Partials in log-sum-exp
+// form"). The block semantics of an attention kernel's outputs are N = Σ exp(S)·V and
+// Dn = Σ exp(S), and exp(S) overflows f32 once a score exceeds 88.72: the combine's Σ N / Σ Dn
+// is then inf / inf = NaN although softmax(S)·V is finite. When the pair is consumed only as
+// that ratio, the producer stores N' = N / Dn (a convex combination of V rows) and
+// Dn' = log2 Dn (= m + log2 Σ exp(S − m), finite), and the combine evaluates
+//   Σ_i N_i / Σ_i Dn_i  =  Σ_i N'_i · 2^(Dn'_i − M) / Σ_i 2^(Dn'_i − M),   M = max_i Dn'_i,
+// an identity in the reals whose terms are all at most 1.
+struct LsePair {
+  int producer = -1;                 // the attention kernel
+  int num_out = -1, den_out = -1;    // its output ops storing N and Dn
+  int num_tensor = -1, den_tensor = -1;
+  struct Reader {
+    int kernel = -1;                 // a pointwise (combine) kernel
+    int num_in = -1, den_in = -1;    // its loop inputs of N and Dn
+    int num_acc = -1, den_acc = -1;  // acc_sum of each, used only by `div`
+    int div = -1;                    // num_acc / den_acc
+  };
+  std::vector<Reader> readers;       // at least one
+};
+
+// The (N, Dn) pairs of `p` stored in log-sum-exp form. A pair qualifies when: the attention
+// kernel stores N (acc_sum(E·V)) to exactly one tensor and Dn (acc_sum_last(E)) to exactly one
+// f32 tensor, by one output op each, and nothing else writes them; neither is a program
+// output; each producer block writes its own tile of each; every kernel that reads either is a
+// pointwise kernel whose forloop reads both as Σ_it N_it / Σ_it Dn_it (each input feeding only
+// its acc_sum, both acc_sums only that division); and in every block and iteration of such a
+// reader, the N and Dn tiles it reads were written by one producer block at the same rows
+// (Dn's tile one column, broadcast along N's). Any other program keeps the exact-exp form.
+std::vector<LsePair> FindLsePairs(const BlockProgram& p);
+
 // The two non-GEMM templates. Each generates one kernel (appending its source) or returns
 // Unimplemented naming the kernel and the first op it cannot emit; ResourceExhausted when the
 // kernel needs more shared memory than options allow.

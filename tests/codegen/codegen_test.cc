@@ -3,6 +3,7 @@
 #include "prism/codegen/codegen.h"
 
 #include <array>
+#include <functional>
 #include <iostream>
 #include <set>
 #include <string>
@@ -455,21 +456,26 @@ TEST(CodegenTest, AttentionEpilogueAndSoftmaxOptions) {
       // 16 tiles, 8 warps, 2 tiles per warp: one warp per tile group.
       {"gqa", 8, a(16, 1, 8, 8, 256, 2), false, false,
        {"stored from the fragments", "*reinterpret_cast<float2*>(t_Num + ",
-        "QuadSum(l_lo[tp]) * e_lo", "Exp2(fmaf(sc[tp][j][0], qsc_lo[tp], -ml))"},
-       {"float* red =", "__any_sync", "= Exp2F16x2(", "MmaM16N8K16(lacc"},
+        "const float ls_lo = QuadSum(l_lo[tp]), ls_hi = QuadSum(l_hi[tp]);",
+        "const float e_lo = __fdividef(1.0f, ls_lo), e_hi = __fdividef(1.0f, ls_hi);",
+        "const float sl = m_lo[tp] + __log2f(ls_lo), sh = m_hi[tp] + __log2f(ls_hi);",
+        "Exp2(fmaf(sc[tp][j][0], qsc_lo[tp], -ml))"},
+       {"float* red =", "__any_sync", "= Exp2F16x2(", "MmaM16N8K16(lacc", "// exp(m)"},
        0},
       // 2 tiles, 4 warps: two warps per tile, summed through shared memory (rows of 64 + 8).
       {"gqa", 1, a(2, 8, 16, 2, 128, 2), false, false,
-       {"[ws][tiles·16][Dv + 8]", "*reinterpret_cast<float4*>(t_Num + ", "red + pr * 72 + c"},
-       {"stored from the fragments"},
-       2 * 32 * 72 * 4 + 2 * 32 * 4},
+       {"[ws][tiles·16][Dv + 8]", "*reinterpret_cast<float4*>(t_Num + ",
+        "red + (w * 32 + pr) * 72 + c", "mx = fmaxf(mx, redm[w * 32 + pr]);",
+        "wt[w] = Exp2(redm[w * 32 + pr] - mx);", "= mx + __log2f(ls);", "const float il = __fdividef(1.0f, ls);"},
+       {"stored from the fragments", "// exp(m)"},
+       2 * 32 * 72 * 4 + 2 * 2 * 32 * 4},
       {"gqa", 8, a(16, 1, 8, 8, 256, 2), true, false,
        {"if (__any_sync(0xffffffffu, cm_lo > m_lo[tp] + 8.f || cm_hi > m_hi[tp] + 8.f))"},
        {"= Exp2F16x2("},
        0},
       {"gqa", 8, a(16, 1, 8, 8, 256, 2), false, true,
        {"pf[tp][j][0] = Exp2F16x2(PackF16x2(", "MmaM16N8K16(lacc[tp], a, ones);",
-        "const float sl = lacc[tp][0] * e_lo"},
+        "const float ls_lo = lacc[tp][0], ls_hi = lacc[tp][2];"},
        {"__any_sync", "l_lo[tp] += p0 + p1;"},
        0},
       // rms(V): 64 V rows per chunk, 256 threads: four per row; the f16x2 P scaled after Σ P.
@@ -1363,6 +1369,115 @@ TEST(CodegenTest, AttentionWgmmaRefusals) {
 }
 
 }  // namespace launch_options
+
+// Split-KV partials in log-sum-exp form (FindLsePairs, docs/codegen.md): the attention kernel
+// stores N / Dn and log2 Dn, and the combine weights partial i by 2^(Dn'_i − max Dn') — but
+// only when the pair is read as Σ N / Σ Dn with the rows of one producer block. Each case
+// changes the gqa b=1 program and says which form both kernels take.
+struct LseCase {
+  const char* name;
+  std::function<void(BlockProgram&)> change;
+  bool cluster = false;  // CodegenOptions::cluster_combine (the combine folded in)
+  bool lse = true;
+  int64_t gz = 16, f = 2;  // KV splits (the combine's iterations) and the forloop
+  // The combine's form: one lane per split (the default here), Dn' in registers, or (more than
+  // 32 splits) a running max.
+  std::vector<std::string> combine = {
+      "const int lane = threadIdx.x & 31, it = lane < kF ? lane : kF - 1;",
+      "const float d = lane < kF ? v1 : -__int_as_float(0x7f800000);",
+      "mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));", "lse_wl4 = prism_dev::Exp2(d - mx);",
+      "const float lse_w4 = __shfl_sync(0xffffffffu, lse_wl4, it);", "v2 += v0 * lse_w4;",
+      "v3 += lse_w4;"};
+};
+
+int OpNamed(const ConcreteBlockGraph& k, absl::string_view name) {
+  for (int i = 0; i < static_cast<int>(k.ops.size()); ++i) {
+    if (k.ops[i].name == name) return i;
+  }
+  return -1;
+}
+
+TEST(CodegenTest, SplitKvPartialsInLogSumExpForm) {
+  auto combine = [](BlockProgram& p) -> ConcreteBlockGraph& {
+    return std::get<ConcreteBlockGraph>(p.kernels[1].body);
+  };
+  const LseCase cases[] = {
+      {"as generated", [](BlockProgram&) {}},
+      {"folded into a cluster: Dn' in registers",
+       [](BlockProgram&) {},
+       true,
+       true,
+       8,
+       4,
+       {"float lse_d4[kF];", "lse_d4[it] = v1;", "prism_dev::Exp2(lse_d4[it] - lse_mx4);"}},
+      {"64 splits: a running max",
+       [](BlockProgram&) {},
+       false,
+       true,
+       64,
+       1,
+       {"const float lse_m4 = fmaxf(lse_mx4, v1);", "const float lse_r4 = prism_dev::Exp2(lse_mx4 - lse_m4);",
+        "v2 *= lse_r4;", "v3 *= lse_r4;", "v2 += v0 * lse_w4;"}},
+      {"Den also a program output",
+       [](BlockProgram& p) {
+         for (int t = 0; t < static_cast<int>(p.tensors.size()); ++t) {
+           if (p.tensors[t].name == "Den") p.outputs.push_back(t);
+         }
+       },
+       false, false},
+      {"N / Dn replaced by N · Dn",
+       [&](BlockProgram& p) {
+         ConcreteBlockGraph& k = combine(p);
+         k.ops[OpNamed(k, "Ot")].fn = OpKind::kMul;
+       },
+       false, false},
+      {"N read from other rows than Dn (rows of block y = 0 only)",
+       [&](BlockProgram& p) {
+         ConcreteBlockGraph& k = combine(p);
+         k.ops[OpNamed(k, "Nt")].map[1] = static_cast<int>(kReplicate);
+       },
+       false, false},
+      {"Dn summed into a second output",
+       [&](BlockProgram& p) {
+         ConcreteBlockGraph& k = combine(p);
+         ConcreteBlockOp out = k.ops.back();  // O's store
+         out.operands = {OpNamed(k, "Ds")};
+         k.ops.push_back(out);
+       },
+       false, false},
+  };
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("gqa", fixtures::WorkloadSizes("gqa", 1)));
+  for (const LseCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                         Instantiate(f.graph, {{"gx", 2}, {"gy", 4}, {"gz", c.gz}, {"F", c.f},
+                                               {"T", 128}, {"S", c.f == 1 ? 1 : 2}}));
+    c.change(p);
+    CodegenOptions options;
+    options.cluster_combine = c.cluster;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    const std::vector<std::string> lse = {
+        "const float sl = m_lo[tp] + __log2f(ls_lo), sh = m_hi[tp] + __log2f(ls_hi);",
+        "float lse_w"};
+    const std::vector<std::string> exact = {
+        "const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)"};
+    for (const std::string& line : c.lse ? lse : exact) {
+      EXPECT_NE(code.source.find(line), std::string::npos) << "missing: " << line;
+    }
+    for (const std::string& line : c.lse ? exact : lse) {
+      EXPECT_EQ(code.source.find(line), std::string::npos) << "unexpected: " << line;
+    }
+    if (c.lse) {
+      for (const std::string& line : c.combine) {
+        EXPECT_NE(code.source.find(line), std::string::npos) << "missing: " << line;
+      }
+    }
+    if (c.cluster) {
+      EXPECT_NE(code.source.find("LdClusterF32"), std::string::npos);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace prism::codegen
