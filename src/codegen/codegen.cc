@@ -63,8 +63,11 @@ struct MatMulPlan {
   int64_t red_pitch = 0;   // f32 elements per row of the reduction buffer (RedPitch)
   // A chained loop matmul (lora's split: acc_sum((X·A)·B)): `a` is the inner loop matmul X·A
   // (inner_, [M, 16], never stored), `b` a loop-invariant [16, N] input whose fragments are
-  // read once from global memory into registers before the loop.
+  // read once into registers: from global memory before the loop, or (gemm_chained_b_smem)
+  // from its tile in shared memory after the loop.
   bool chained = false;
+  int64_t b_smem_offset = -1;  // gemm_chained_b_smem: the B tile's bytes in dynamic smem
+  int64_t b_rows = 0, b_pitch = 0;  // its rows, and f16 elements per row (N + 8)
   // A side matmul: its accumulator is only stored, with its own N tile, narrower than the
   // after-loop tile (lora's split: X·A [M, 16] next to X·W [M, N/gx], sharing the X tile).
   // Its n8 tiles are dealt to the warps along N, ⌈n8 / WN⌉ each; a warp whose tiles would
@@ -639,15 +642,33 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     fused_off_ = (launch.dynamic_smem_bytes + 15) / 16 * 16;
     launch.dynamic_smem_bytes = fused_off_ + fused_combine_->bytes;
   }
+  // gemm_chained_b_smem: each chained matmul's B tile after everything else (rows of N + 8
+  // f16: the four rows a warp's fragment loads touch at once start 8 banks apart).
+  int64_t b_tiles = 0;
+  for (MatMulPlan& m : matmuls_) {
+    if (!m.chained || !options_.gemm_chained_b_smem) continue;
+    if (!options_.gemm_defer_chained) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "codegen: kernel ", kname_, ": gemm_chained_b_smem needs gemm_defer_chained: ",
+          "without it the chained matmul ", OpLabel(m.op),
+          " multiplies by B at every k16 chunk (set both options, or neither)"));
+    }
+    m.b_rows = k_.ops[m.b].tile[0];
+    m.b_pitch = m.n + 8;
+    m.b_smem_offset = (launch.dynamic_smem_bytes + 15) / 16 * 16;
+    launch.dynamic_smem_bytes = m.b_smem_offset + m.b_rows * m.b_pitch * 2;
+    b_tiles += m.b_rows * m.b_pitch * 2;
+  }
   if (launch.dynamic_smem_bytes > options_.max_dynamic_smem_bytes) {
     const std::string kept =
         fused_combine_ != nullptr
             ? absl::StrCat(", kept partial tiles ", fused_combine_->bytes, " B")
             : std::string();
+    const std::string b = b_tiles > 0 ? absl::StrCat(", B tiles ", b_tiles, " B") : std::string();
     return absl::ResourceExhaustedError(absl::StrCat(
         "codegen: kernel ", kname_, " needs ", launch.dynamic_smem_bytes,
         " bytes of shared memory (", stages, " stages of ", launch.stage_bytes,
-        " B, reduction buffer ", red, " B", kept, "), over the limit of ",
+        " B, reduction buffer ", red, " B", kept, b, "), over the limit of ",
         options_.max_dynamic_smem_bytes));
   }
 
@@ -737,8 +758,17 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                       ", summed over the loop (gemm_defer_chained)\n");
     }
   }
-  // Pipeline prologue.
+  // Pipeline prologue (gemm_chained_b_smem: the B tiles first, in the first commit group).
   absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
+  for (const MatMulPlan& m : matmuls_) {
+    if (m.b_smem_offset < 0) continue;
+    const ConcreteTensor& tb = p_.tensors[k_.ops[m.b].tensor];
+    absl::StrAppend(&s, "  LoadTileAsync<", m.b_rows, ", ", m.n, ", ", k_.threads,
+                    ">(reinterpret_cast<f16_t*>(smem + ", m.b_smem_offset, "), ", m.b_pitch, ", ",
+                    ParamName(k_.ops[m.b].tensor), " + (", TileOrigin(m.b, 0, false), ") * ",
+                    tb.shape[1], "LL + ", TileOrigin(m.b, 1, false), ", ", tb.shape[1],
+                    "LL, tid);  // ", OpLabel(m.b), " (gemm_chained_b_smem)\n");
+  }
   absl::StrAppend(&s,
                   "#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n"
                   "    if (st < kF) load_stage(st, st);\n    CpAsyncCommit();\n  }\n");
@@ -746,21 +776,30 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   // the prologue's copies are issued: their loads and packing would otherwise hold back the
   // first W tiles by a DRAM round trip (ncu: lora b=1's partial kernel stalled on its global
   // loads twice as often as rmsnorm_linear's, docs/performance.md).
+  // With gemm_chained_b_smem the same fragments come from the tile in shared memory after
+  // the loop (b_fragments).
+  auto b_fragments = [&](const MatMulPlan& m, const std::string& bp, const std::string& pitch,
+                         const std::string& indent) {
+    const int ntw = ntw_of(m);
+    return absl::StrCat(
+        indent, "{\n", indent, "  const f16_t* bp = ", bp, ";\n", indent,
+        "  const int g = lane >> 2, t = lane & 3;\n#pragma unroll\n", indent,
+        "  for (int nt = 0; nt < ", ntw, "; ++nt) {\n", indent, "    const f16_t* q = bp + (2 * t) * ",
+        pitch, " + (wn * ", ntw, " + nt) * 8 + g;\n", indent, "    bf", m.op,
+        "[nt][0] = Pack2(q[0], q[", pitch, "]);\n", indent, "    bf", m.op,
+        "[nt][1] = Pack2(q[8 * ", pitch, "], q[9 * ", pitch, "]);\n", indent, "  }\n", indent,
+        "}\n");
+  };
   for (const MatMulPlan& m : matmuls_) {
     if (!m.chained) continue;
-    const int ntw = ntw_of(m);
     const ConcreteTensor& tb = p_.tensors[k_.ops[m.b].tensor];
-    absl::StrAppend(&s, "  u32_t bf", m.op, "[", ntw, "][2];  // ", OpLabel(m.b), "\n");
-    absl::StrAppend(&s, "  {\n    const f16_t* bp = ", ParamName(k_.ops[m.b].tensor), " + (",
-                    TileOrigin(m.b, 0, false), ") * ", tb.shape[1], "LL + ",
-                    TileOrigin(m.b, 1, false), ";\n");
-    absl::StrAppend(&s, "    const int g = lane >> 2, t = lane & 3;\n",
-                    "#pragma unroll\n    for (int nt = 0; nt < ", ntw,
-                    "; ++nt) {\n      const f16_t* q = bp + (2 * t) * ", tb.shape[1],
-                    "LL + (wn * ", ntw, " + nt) * 8 + g;\n");
-    absl::StrAppend(&s, "      bf", m.op, "[nt][0] = Pack2(q[0], q[", tb.shape[1],
-                    "LL]);\n      bf", m.op, "[nt][1] = Pack2(q[8 * ", tb.shape[1], "LL], q[9 * ",
-                    tb.shape[1], "LL]);\n    }\n  }\n");
+    absl::StrAppend(&s, "  u32_t bf", m.op, "[", ntw_of(m), "][2];  // ", OpLabel(m.b), "\n");
+    if (m.b_smem_offset >= 0) continue;
+    absl::StrAppend(&s, b_fragments(m,
+                                    absl::StrCat(ParamName(k_.ops[m.b].tensor), " + (",
+                                                 TileOrigin(m.b, 0, false), ") * ", tb.shape[1],
+                                                 "LL + ", TileOrigin(m.b, 1, false)),
+                                    absl::StrCat(tb.shape[1], "LL"), "  "));
   }
   absl::StrAppend(&s, "  for (int it = 0; it < kF; ++it) {\n");
   absl::StrAppend(&s, internal::PipelineIterationHead(stages));
@@ -880,6 +919,14 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     // m16k16 A fragment of ·B. Each warp along K adds its share; the epilogue sums the warps.
     for (const MatMulPlan& m : matmuls_) {
       if (!m.chained) continue;
+      if (m.b_smem_offset >= 0) {
+        // B's tile came in with the first stage (its commit group completed, and a barrier
+        // passed, before iteration 0 read that stage).
+        absl::StrAppend(&s, b_fragments(m,
+                                        absl::StrCat("reinterpret_cast<const f16_t*>(smem + ",
+                                                     m.b_smem_offset, ")"),
+                                        absl::StrCat(m.b_pitch), "  "));
+      }
       absl::StrAppend(&s, "#pragma unroll\n  for (int mt = 0; mt < ", mtiles_,
                       "; ++mt) {  // ", OpLabel(m.op), " after the loop\n");
       absl::StrAppend(&s, "    ", PackXaFragment(absl::StrCat("xa", m.op, "[mt]")), "\n");

@@ -478,7 +478,19 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
   w2.attention_tiles_per_warp = 2;
   codegen::CodegenOptions n;
   n.gemm_warps_along_n = true;
-  if (sm < 90) return {{"attention_tiles_per_warp=2", w2}, {"gemm_warps_along_n", n}};
+  // B's tile of a chained matmul (lora) through shared memory (with gemm_defer_chained, which
+  // every instance has: kDeferChained); other programs generate it as without, so it adds
+  // candidates only where a chained matmul is.
+  codegen::CodegenOptions bs;
+  bs.gemm_chained_b_smem = true;
+  codegen::CodegenOptions bsn = n;
+  bsn.gemm_chained_b_smem = true;
+  if (sm < 90) {
+    return {{"attention_tiles_per_warp=2", w2},
+            {"gemm_warps_along_n", n},
+            {"gemm_chained_b_smem", bs},
+            {"gemm_chained_b_smem,gemm_warps_along_n", bsn}};
+  }
   codegen::CodegenOptions pdl;
   pdl.programmatic_dependent_launch = true;
   codegen::CodegenOptions w2_pdl = w2;
@@ -497,6 +509,10 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
   c_pdl.cluster_combine = true;
   codegen::CodegenOptions cn_pdl = n_pdl;
   cn_pdl.cluster_combine = true;
+  codegen::CodegenOptions bs_pdl = pdl;
+  bs_pdl.gemm_chained_b_smem = true;
+  codegen::CodegenOptions bsn_pdl = n_pdl;
+  bsn_pdl.gemm_chained_b_smem = true;
   return {{"attention_tiles_per_warp=2", w2},
           {"programmatic_dependent_launch", pdl},
           {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl},
@@ -505,7 +521,9 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
           {"gemm_warps_along_n", n},
           {"gemm_warps_along_n,programmatic_dependent_launch", n_pdl},
           {"cluster_combine,programmatic_dependent_launch", c_pdl},
-          {"cluster_combine,gemm_warps_along_n,programmatic_dependent_launch", cn_pdl}};
+          {"cluster_combine,gemm_warps_along_n,programmatic_dependent_launch", cn_pdl},
+          {"gemm_chained_b_smem,programmatic_dependent_launch", bs_pdl},
+          {"gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch", bsn_pdl}};
 }
 
 namespace {

@@ -1,13 +1,14 @@
 // codegen_emit FIXTURE BATCH name=value,... OUTDIR
 //   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA [WARPS_ALONG_N
-//   [DEFER_CHAINED]]]]]]]]]]
+//   [DEFER_CHAINED [CHAINED_B_SMEM]]]]]]]]]]]
 // Instantiates a fixture (fixtures.h, or a split form of split_fixtures.h: gated_mlp_splitk,
 // lora_splitk, lora_split_xa, rmsnorm_linear_split) at its workload's WORKLOADS.md sizes for BATCH, generates
 // CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and OUTDIR/host.h (OUTDIR is created). TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
 // 1) attention_pipeline, LAZY (0 or 1) attention_lazy_rescale, EXP16 (0 or 1)
 // attention_exp_f16x2, CLUSTER (0 or 1) cluster_combine, PDL (0 or 1)
 // programmatic_dependent_launch, WGMMA (0 or 1) attention_wgmma, WARPS_ALONG_N (0 or 1)
-// gemm_warps_along_n, DEFER_CHAINED (0 or 1) gemm_defer_chained. Environment PRISM_EMIT_BALANCE=SMS,SMEM_PER_SM,RESERVED sets
+// gemm_warps_along_n, DEFER_CHAINED (0 or 1) gemm_defer_chained, CHAINED_B_SMEM (0 or 1)
+// gemm_chained_b_smem. Environment PRISM_EMIT_BALANCE=SMS,SMEM_PER_SM,RESERVED sets
 // balance_residency as the tuner does for a target (the H200: 132,233472,1024). Exit 1 with
 // the status on error (Unimplemented included).
 #include <cstdio>
@@ -30,7 +31,7 @@ int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: codegen_emit FIXTURE BATCH name=value,... OUTDIR [SUFFIX "
-                 "[TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA [WARPS_ALONG_N [DEFER_CHAINED]]]]]]]]]]\n");
+                 "[TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA [WARPS_ALONG_N [DEFER_CHAINED [CHAINED_B_SMEM]]]]]]]]]]]\n");
     return 2;
   }
   int batch = 0;
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   if (argc > 12) opts.attention_wgmma = std::string(argv[12]) == "1";
   if (argc > 13) opts.gemm_warps_along_n = std::string(argv[13]) == "1";
   if (argc > 14) opts.gemm_defer_chained = std::string(argv[14]) == "1";
+  if (argc > 15) opts.gemm_chained_b_smem = std::string(argv[15]) == "1";
   if (const char* b = std::getenv("PRISM_EMIT_BALANCE"); b != nullptr) {
     const std::vector<std::string> f = absl::StrSplit(b, ',');
     if (f.size() != 3 || !absl::SimpleAtoi(f[0], &opts.balance_residency.sms) ||

@@ -969,6 +969,78 @@ TEST(CodegenTest, DeferChainedMatmul) {
   }
 }
 
+// CodegenOptions::gemm_chained_b_smem: B's tile of a chained matmul is copied into shared
+// memory in the first commit group (before the prologue's stages), after everything else in
+// dynamic shared memory (rows of N + 8 f16), and the fragments are read from there after the
+// loop, right before ·B; no global load of B remains. Without gemm_defer_chained it is an
+// error by exact message; programs without a chained matmul are generated as without it.
+TEST(CodegenTest, ChainedBTileInSharedMemory) {
+  struct Case {
+    ProgramCase program;
+    bool warps_n;
+    bool defer;
+    const char* copy;     // the B tile's cp.async ("" when none)
+    int64_t smem_added;   // dynamic shared memory over the same program without the option
+    const char* error;    // "" when it generates
+  };
+  const Case cases[] = {
+      {{"lora_splitk", "lora", 1, true, "g=16,s=8,F=8,T=128,S=6", 2}, true, true,
+       "  LoadTileAsync<16, 256, 128>(reinterpret_cast<f16_t*>(smem + 222048), 264, t_B + (0LL) "
+       "* 4096LL + (long long)blockIdx.x * 256LL, 4096LL, tid);  // Bt (input) "
+       "(gemm_chained_b_smem)\n",
+       16 * 264 * 2, ""},
+      {{"lora_splitk", "lora", 8, true, "g=16,s=8,F=16,T=256,S=6", 2}, false, true,
+       "  LoadTileAsync<16, 256, 256>(reinterpret_cast<f16_t*>(smem + 114432), 264, t_B + (0LL) "
+       "* 4096LL + (long long)blockIdx.x * 256LL, 4096LL, tid);  // Bt (input) "
+       "(gemm_chained_b_smem)\n",
+       16 * 264 * 2, ""},
+      // A 64-column tile: 16 rows of 72.
+      {{"lora_splitk", "lora", 1, true, "g=64,s=2,F=16,T=128,S=2", 2}, false, true,
+       "  LoadTileAsync<16, 64, 128>(reinterpret_cast<f16_t*>(smem + ", 16 * 72 * 2, ""},
+      {{"lora_splitk", "lora", 1, true, "g=16,s=8,F=8,T=128,S=6", 2}, true, false, "", 0,
+       "codegen: kernel k0: gemm_chained_b_smem needs gemm_defer_chained: without it the "
+       "chained matmul XAB (matmul) multiplies by B at every k16 chunk (set both options, or "
+       "neither)"},
+      {{"rmsnorm_linear_split", "rmsnorm_linear", 8, true, "g=32,s=4,F=16,T=128,S=4", 2}, false,
+       true, "", 0, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.program.fixture, " b=", c.program.batch, " ", c.program.assignment));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    CodegenOptions plain;
+    plain.gemm_warps_along_n = c.warps_n;
+    plain.gemm_defer_chained = c.defer;
+    CodegenOptions smem = plain;
+    smem.gemm_chained_b_smem = true;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode a, GenerateCuda(p, plain));
+    absl::StatusOr<GeneratedCode> b = GenerateCuda(p, smem);
+    if (*c.error != '\0') {
+      EXPECT_THAT(b, StatusIs(absl::StatusCode::kInvalidArgument, ::testing::Eq(std::string(c.error))));
+      continue;
+    }
+    ASSERT_OK(b.status());
+    EXPECT_EQ(b->launches[0].dynamic_smem_bytes, a.launches[0].dynamic_smem_bytes + c.smem_added);
+    if (*c.copy == '\0') {
+      EXPECT_EQ(b->source, a.source);
+      continue;
+    }
+    const std::string& src = b->source;
+    EXPECT_THAT(src, HasSubstr(c.copy));
+    // The copy precedes the prologue's first commit, so it is in the first group.
+    EXPECT_LT(src.find(c.copy), src.find("    if (st < kF) load_stage(st, st);"));
+    // No global load of B; the fragments read the tile after the loop, before ·B.
+    EXPECT_THAT(a.source, HasSubstr("const f16_t* bp = t_B + "));
+    EXPECT_THAT(src, ::testing::Not(HasSubstr("const f16_t* bp = t_B + ")));
+    const size_t frag = src.find("    const f16_t* bp = reinterpret_cast<const f16_t*>(smem + ");
+    ASSERT_NE(frag, std::string::npos);
+    EXPECT_LT(src.find("for (int it = 0; it < kF; ++it) {"), frag);
+    EXPECT_LT(frag, src.find("MmaM16N8K16(acc7[mt][nt], pa, bf7[nt])"));
+    EXPECT_EQ(Count(src, "bf7[nt][0] = Pack2("), 1);
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, smem));
+    EXPECT_EQ(again.source, src);  // deterministic
+  }
+}
+
 // CodegenOptions::programmatic_dependent_launch in all three templates: every kernel begins
 // with the prologue, is marked in launch.json, and host.h launches it with the attribute
 // through cudaLaunchKernelEx; without the option none of it appears.

@@ -39,6 +39,7 @@ struct GpuCase {
   bool warps_n = false;    // CodegenOptions::gemm_warps_along_n
   bool wgmma = false;      // CodegenOptions::attention_wgmma (sm_90 devices only)
   bool defer = false;      // CodegenOptions::gemm_defer_chained
+  bool b_smem = false;     // CodegenOptions::gemm_chained_b_smem (with defer)
   // When not 1: Kt scaled by this power of two, so that scores pass exp's f32 range (88.7);
   // compared with the reference program in f64, not the emulator (whose exact-exp block
   // semantics overflow there: the split-KV partials in log-sum-exp form do not).
@@ -282,6 +283,17 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
                                    {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
                                    0, false, false, false, false, true, false, false, true},
+                           // gemm_chained_b_smem: B's tile by cp.async with the first
+                           // stage, its fragments read from shared memory after the loop
+                           // (warps along N; along K with four stages, more than the loop's F).
+                           GpuCase{"lora_splitk",
+                                   {{"B", 1}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, true, true, false, true, true},
+                           GpuCase{"lora_splitk",
+                                   {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                   {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 256}, {"S", 4}},
+                                   0, false, false, false, false, true, false, false, true, true},
                            // Programmatic dependent launch: GEMM, pointwise and attention
                            // kernels, one- and two-kernel programs.
                            GpuCase{"lora_splitk",
@@ -413,7 +425,9 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.gemm_warps_along_n = c.warps_n;
     options.attention_wgmma = c.wgmma;
     options.gemm_defer_chained = c.defer;
+    options.gemm_chained_b_smem = c.b_smem;
     if (c.defer) r.name += " [gemm_defer_chained]";
+    if (c.b_smem) r.name += " [gemm_chained_b_smem]";
     if (c.cluster) r.name += " [cluster_combine]";
     if (c.wgmma) r.name += " [attention_wgmma]";
     if (c.pdl) r.name += " [programmatic_dependent_launch]";

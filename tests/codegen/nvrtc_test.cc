@@ -306,6 +306,7 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
     int batch;
     Assignment assignment;
     bool along_n = false;  // gemm_warps_along_n: all warps along N, fragments stored directly
+    bool b_smem = false;   // gemm_defer_chained + gemm_chained_b_smem
   };
   const Case cases[] = {
       {"gated_mlp_splitk", 1, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}},
@@ -325,6 +326,9 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
       // lora's split with X·A a side matmul and ·B in the pointwise combine.
       {"lora_split_xa", 1, {{"g", 16}, {"s", 8}, {"F", 8}, {"T", 128}, {"S", 3}}, true},
       {"lora_split_xa", 8, {{"g", 16}, {"s", 8}, {"F", 16}, {"T", 256}, {"S", 4}}},
+      // The selections of 2026-12-04 with ·B's tile in shared memory (6 stages, +8,448 B).
+      {"lora_splitk", 1, {{"g", 16}, {"s", 8}, {"F", 8}, {"T", 128}, {"S", 6}}, true, true},
+      {"lora_splitk", 8, {{"g", 16}, {"s", 8}, {"F", 16}, {"T", 256}, {"S", 6}}, false, true},
   };
   for (const Case& c : cases) {
     std::string label = std::string(c.fixture) + " b=" + std::to_string(c.batch);
@@ -340,8 +344,10 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
     CodegenOptions options;
     options.gemm_warps_along_n = c.along_n;
+    options.gemm_defer_chained = options.gemm_chained_b_smem = c.b_smem;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     ASSERT_EQ(code.launches.size(), 2u);
+    EXPECT_LE(code.launches[0].dynamic_smem_bytes, MaxSmemPerBlock(90));
     EXPECT_EQ(code.source.find("fragments stored directly") != std::string::npos, c.along_n);
     for (int sm : {80, 90}) {
       ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));

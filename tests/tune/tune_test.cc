@@ -229,15 +229,21 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
     int sm;
     std::vector<std::string> names;
   } kCases[] = {
-      {80, {"attention_tiles_per_warp=2", "gemm_warps_along_n"}},
-      {89, {"attention_tiles_per_warp=2", "gemm_warps_along_n"}},
+      {80,
+       {"attention_tiles_per_warp=2", "gemm_warps_along_n", "gemm_chained_b_smem",
+        "gemm_chained_b_smem,gemm_warps_along_n"}},
+      {89,
+       {"attention_tiles_per_warp=2", "gemm_warps_along_n", "gemm_chained_b_smem",
+        "gemm_chained_b_smem,gemm_warps_along_n"}},
       {90,
        {"attention_tiles_per_warp=2", "programmatic_dependent_launch",
         "attention_tiles_per_warp=2,programmatic_dependent_launch", "attention_wgmma",
         "attention_wgmma,programmatic_dependent_launch", "gemm_warps_along_n",
         "gemm_warps_along_n,programmatic_dependent_launch",
         "cluster_combine,programmatic_dependent_launch",
-        "cluster_combine,gemm_warps_along_n,programmatic_dependent_launch"}},
+        "cluster_combine,gemm_warps_along_n,programmatic_dependent_launch",
+        "gemm_chained_b_smem,programmatic_dependent_launch",
+        "gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch"}},
   };
   for (const auto& c : kCases) {
     std::vector<std::string> names;
@@ -255,6 +261,9 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
       EXPECT_EQ(options.attention_wgmma, name.find("attention_wgmma") != std::string::npos)
           << name;
       EXPECT_EQ(options.cluster_combine, name.find("cluster_combine") != std::string::npos)
+          << name;
+      EXPECT_EQ(options.gemm_chained_b_smem,
+                name.find("gemm_chained_b_smem") != std::string::npos)
           << name;
     }
     EXPECT_EQ(names, c.names) << "sm " << c.sm;

@@ -144,6 +144,16 @@ struct CodegenOptions {
   // chunk 2 + n8-tiles mma become 2; eight more f32 registers per m16 tile. Other kernels
   // ignore it.
   bool gemm_defer_chained = false;
+  // GEMM template with gemm_defer_chained: B's [16, N] tile of a chained matmul comes into
+  // shared memory by cp.async in the pipeline's first commit group (after the stages, the
+  // reduction buffer and any kept partial tiles: rows of N + 8 f16), and each warp reads its
+  // fragments from there after the forloop. Default: scalar global loads packed into
+  // registers after the prologue, which every thread waits for before its first iteration —
+  // behind the prologue's stages of every block in the DRAM queues, while the later stages
+  // are requested only from inside the loop. InvalidArgument without gemm_defer_chained (the
+  // in-loop chained matmul needs the fragments at its first k16 chunk). Other kernels ignore
+  // it.
+  bool gemm_chained_b_smem = false;
   // Spread each kernel's blocks evenly over the GPU's SMs (off while sms == 0). A grid that
   // fits in one wave is not always spread evenly by the block scheduler: on the H200, 256
   // blocks of a kernel that fits three per SM ran in 20.0 µs, and in 16.6 µs when at most two

@@ -222,14 +222,18 @@ const char* MethodName(Method method);
 // The code generator variants every sampled instance is also generated with, besides the
 // default options, for compute capability `sm` (90 = sm_90; docs/optimize.md), in order:
 // {"attention_tiles_per_warp=2", attention_tiles_per_warp = 2}; from sm_90 on
-// {"programmatic_dependent_launch", programmatic_dependent_launch = true} and
-// {"attention_tiles_per_warp=2,programmatic_dependent_launch", both}; then
+// {"programmatic_dependent_launch", programmatic_dependent_launch = true},
+// {"attention_tiles_per_warp=2,programmatic_dependent_launch", both}, {"attention_wgmma"} and
+// {"attention_wgmma,programmatic_dependent_launch"}; then
 // {"gemm_warps_along_n", gemm_warps_along_n = true} and, from sm_90 on,
 // {"gemm_warps_along_n,programmatic_dependent_launch", both}; from sm_90 on
 // {"cluster_combine,programmatic_dependent_launch"} and
 // {"cluster_combine,gemm_warps_along_n,programmatic_dependent_launch"}, kept only where the
 // combine kernel folds into clusters of at most two blocks (split-K GEMM instances with s = 2;
-// larger clusters were slower on the H200, docs/performance.md). A variant becomes a candidate
+// larger clusters were slower on the H200, docs/performance.md); last
+// {"gemm_chained_b_smem"} and {"gemm_chained_b_smem,gemm_warps_along_n"} (from sm_90 on each
+// with ",programmatic_dependent_launch" appended), which differ only for a chained matmul
+// (lora's split form). A variant becomes a candidate
 // only when it generates and its source differs from the default one and from the variants
 // before it (two tiles per warp changes only the attention template, warps along N only the
 // GEMM template, and only where the warp split differs); the
