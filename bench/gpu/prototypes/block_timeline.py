@@ -20,16 +20,17 @@ the kernel ends with its bytes or with a tail of late blocks. Writes $OUT/block_
 The instrumentation adds four timer reads and seven stores per block: the timings printed are of
 the instrumented kernel, which the "whole" column lets one compare with the plain variant.
 """
-import glob, json, os, re, sys
+import json, os, re, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import bench_optimize as bo  # noqa: E402
 from node_probe import Subset  # noqa: E402
+from bench_variants import variant_groups  # noqa: E402
 import cupy  # noqa: E402
 import torch  # noqa: E402
 
-harness, workloads = bo.harness, bo.workloads
+harness = bo.harness
 MAX_BLOCKS = 8192
 FIELDS = 7  # t0, t1 (globaltimer ns), c0, c1 (clock64), smid, tf, te (globaltimer ns; 0 if unmarked)
 
@@ -91,6 +92,17 @@ def instrument(src, function):
     return src[:m.start()] + PRELUDE + src[m.start():nl] + k + src[end:]
 
 
+def module_of(fn, name):
+    """The loaded module (bench_optimize's cache) whose function `name` is `fn`."""
+    for m in bo._MODULES.values():
+        try:
+            if m.get_function(name).ptr == fn.ptr:
+                return m
+        except Exception:  # a module without that function
+            continue
+    raise RuntimeError(f"no loaded module holds {name}")
+
+
 def records(mod, nblocks):
     ptr = mod.get_global("prism_tl")
     a = cupy.ndarray((MAX_BLOCKS * FIELDS,), dtype=cupy.uint64, memptr=ptr).get()
@@ -121,14 +133,8 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(bo.CARRY, "var")
     clock_ghz = float(os.environ.get("SM_GHZ", "1.98"))
     out = []
-    for w in workloads.suite():
-        folders = sorted(glob.glob(os.path.join(root, f"{w['name']}_b{w['bs']}__*")))
-        if not folders:
-            continue
-        torch.manual_seed(0)
-        sets = harness.input_sets(w["make"], w["bytes"])
-        for folder in folders:
-            tag = os.path.basename(folder).split("__", 1)[1]
+    for w, sets, folders in variant_groups(root):
+        for tag, folder in folders:
             try:
                 with open(os.path.join(folder, "kernel.cu")) as f:
                     src = f.read()
@@ -147,9 +153,7 @@ def main():
                 t_plain = harness.graph_us(plain, sets)
                 t_whole = harness.graph_us(p, sets)
                 t_first = harness.graph_us(Subset(p, {0}), sets)
-                fn = p.kernels[0][0]
-                mod = next(m for m in bo._MODULES.values()
-                           if m.get_function(first["function"]).ptr == fn.ptr)
+                mod = module_of(p.kernels[0][0], first["function"])
                 nblocks = first["grid"][0] * first["grid"][1] * first["grid"][2]
                 # The whole program once more in the harness's graph; the records are those of
                 # the last call (the last input set).
