@@ -204,6 +204,29 @@ bool Searcher::StateSeen() {
   return !states_seen_.insert(absl::HashOf(keys)).second;
 }
 
+absl::Status Searcher::AccumulateRoot(std::vector<GenOp>& ops, std::vector<Value>& values) {
+  const GenOp op{BlockOpKind::kAccSum, OpKind::kInput, static_cast<int>(ops.size()) - 1, -1, 0};
+  ++result_.funnel.generated;
+  std::optional<Value> v = Abstract(op, values);
+  if (!v || v->cls != root_) {
+    ++result_.funnel.pruned_abstract;
+    return absl::OkStatus();
+  }
+  ops.push_back(op);
+  values.push_back(*v);
+  canon_.push_back(Canonical(ops));
+  absl::Status st = absl::OkStatus();
+  if (StateSeen()) {
+    ++result_.funnel.revisited;
+  } else if (AllUsed(ops) && structures_seen_.insert(canon_.back()).second) {
+    st = ResolveMaps(ops, values);
+  }
+  canon_.pop_back();
+  ops.pop_back();
+  values.pop_back();
+  return st;
+}
+
 absl::Status Searcher::Extend(std::vector<GenOp>& ops, std::vector<Value>& values,
                               int accumulators) {
   if (absl::Now() > deadline_) {
@@ -235,6 +258,15 @@ absl::Status Searcher::Extend(std::vector<GenOp>& ops, std::vector<Value>& value
     } else if (v->cls == root_) {
       if (AllUsed(ops) && structures_seen_.insert(canon_.back()).second) {
         PRISM_RETURN_IF_ERROR(ResolveMaps(ops, values));
+      }
+      // A root value still in the loop phase may also be summed over the forloop: for a
+      // program that is one matmul, acc_sum(matmul(X, W)) is the family with a loop over K
+      // (without this the search stopped at the matmul of whole tiles, which needs all of K
+      // in shared memory at once). The structure is only a candidate: maps and the proof
+      // decide whether the sum over the loop is the program.
+      if (!v->after && accumulators < config_.max_accumulators &&
+          static_cast<int>(ops.size() - program_.inputs().size()) < config_.max_block_ops) {
+        PRISM_RETURN_IF_ERROR(AccumulateRoot(ops, values));
       }
     } else if (Hopeless(ops, values)) {
       ++result_.funnel.pruned_bound;

@@ -55,6 +55,37 @@ TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
   std::filesystem::remove_all(dir);
 }
 
+// Programs of one or two plain ops, each of which `prism optimize` must turn into CUDA: a
+// plain matmul had no family codegen could generate (only the whole-K tile), so it failed
+// with "no family can be generated as CUDA yet" (2026-12-05).
+TEST(OptimizeCliTest, PlainProgramsGenerate) {
+  const struct {
+    const char* name;
+    const char* text;
+    const char* selected;  // a substring of the "selected" line
+  } kCases[] = {
+      {"gemv", "X = input f16[8, 1024]\nW = input f16[1024, 512]\nY = matmul(X, W)\noutput Y\n",
+       " (1 kernel) at gx="},
+      {"relu_gemv",
+       "X = input f16[4, 256]\nW = input f16[256, 128]\nY = relu(matmul(X, W))\noutput Y\n",
+       "selected  family #"},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    const std::string dir = Tmp(c.name);
+    const std::string path = dir + "/p.prism";
+    std::ofstream(path) << c.text;
+    const Result r = RunPrismUnbudgeted({"optimize", path, "--no-gpu", "--out", dir + "/out"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(c.selected));
+    std::ifstream in(dir + "/out/kernel.cu");
+    std::stringstream src;
+    src << in.rdbuf();
+    EXPECT_THAT(src.str(), HasSubstr("MmaM16N8K16(")) << "a tensor-core GEMM kernel";
+    std::filesystem::remove_all(dir);
+  }
+}
+
 TEST(OptimizeCliTest, JsonAndTheDefaultOutputDirectory) {
   const std::string dir = Tmp("json");
   const std::string program = SmallProgram(dir);

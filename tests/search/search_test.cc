@@ -261,6 +261,39 @@ TEST_F(SearchTest, SplitSumsAreAddedBeforeTheyAreStored) {
   ExpectFamiliesEmulate(f.program, r);
 }
 
+// A program that is one matmul (its root is the matmul itself) gets families that walk K in a
+// forloop, acc_sum(matmul(X, W)) and its split-K form, besides the whole-K tile: before the
+// generator also accumulated a root value in the loop phase, it stopped at matmul(X, W), whose
+// only family needs all of K in shared memory (a plain GEMV had no family codegen could
+// generate: "matmul operands must be loop input tiles").
+TEST_F(SearchTest, AOneMatmulProgramGetsAKLoop) {
+  const struct {
+    int64_t m, k, n;
+  } kCases[] = {{8, 1024, 512}, {2, 512, 1024}, {16, 256, 256}};
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(absl::StrCat(c.m, "x", c.k, "x", c.n));
+    ProgramBuilder pb;
+    const TensorId x = pb.Input("X", DType::kF16, {c.m, c.k});
+    const TensorId w = pb.Input("W", DType::kF16, {c.k, c.n});
+    const TensorId y = pb.MatMul(x, w);
+    pb.SetName(y, "Y");
+    pb.Output(y);
+    ASSERT_OK_AND_ASSIGN(Program p, std::move(pb).Build());
+    SearchConfig config = TestConfig();
+    config.prune = false;
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
+    int looped = 0, split = 0;
+    for (const FamilyResult& fam : r.families) {
+      const std::string ops = OpsOf(*fam.graph);
+      if (fam.kernels == 1 && ops == "input input matmul acc_sum output") ++looped;
+      if (fam.kernels == 2) ++split;
+    }
+    EXPECT_GT(looped, 0) << Describe(r);
+    EXPECT_GT(split, 0) << Describe(r);
+    ExpectFamiliesEmulate(p, r);
+  }
+}
+
 TEST_F(SearchTest, MapPrefilterChangesNothing) {
   struct Case {
     std::string name;
