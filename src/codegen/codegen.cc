@@ -122,6 +122,10 @@ class KernelGen {
   // global memory at the tile's origin, or (cluster_combine) the tile kept row-major in the
   // fused region of shared memory.
   std::pair<std::string, std::string> OutBase(int o) const;
+  // Whether every even column of output op `o`'s tile starts a pair that one 8-byte (f32) or
+  // 4-byte (f16) store may write: an even row pitch and column origin, and (a tile kept in
+  // shared memory) an 8-byte-aligned region. Tensors are cuMemAlloc'd (256-byte aligned).
+  bool PairAligned(int o) const;
   // The matmul whose accumulator output op `o` stores as it is (tile [M, N tile], not the A
   // operand of an after-loop matmul), or nullptr.
   const MatMulPlan* StoredAccumulator(int o) const;
@@ -968,6 +972,22 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                         tile_guard(*mm), "{\n");
         absl::StrAppend(&s, "      const int r = mt * 16 + g, c = (wn * ", ntw,
                         " + nt) * 8 + 2 * t;\n");
+        if (PairAligned(o)) {
+          // Each fragment pair (columns c, c + 1; c even) as one 8-byte f32 (or 4-byte f16)
+          // store: a quad fills a 32-byte sector of its row with one instruction instead of
+          // two half-filled ones.
+          auto pair = [&](const std::string& row, const std::string& lo, const std::string& hi) {
+            const std::string at = absl::StrCat("out + (long long)", row, " * ", ld, " + c");
+            return f32_out ? absl::StrCat("*reinterpret_cast<float2*>(", at, ") = make_float2(",
+                                          lo, ", ", hi, ");")
+                           : absl::StrCat("*reinterpret_cast<u32_t*>(", at, ") = PackF16x2(", lo,
+                                          ", ", hi, ");");
+          };
+          absl::StrAppend(&s, "      ", guard("r"), pair("r", acc + "[0]", acc + "[1]"), "\n");
+          absl::StrAppend(&s, "      ", guard("r + 8"), pair("(r + 8)", acc + "[2]", acc + "[3]"),
+                          "\n    }\n    }\n");
+          continue;
+        }
         absl::StrAppend(&s, "      ", guard("r"), "{ out[(long long)r * ", ld, " + c] = ",
                         val(acc + "[0]"), "; out[(long long)r * ", ld, " + c + 1] = ",
                         val(acc + "[1]"), "; }\n");
@@ -1093,6 +1113,16 @@ const MatMulPlan* KernelGen::StoredAccumulator(int o) const {
     }
   }
   return nullptr;
+}
+
+bool KernelGen::PairAligned(int o) const {
+  const ConcreteBlockOp& op = k_.ops[o];
+  const ConcreteTensor& t = p_.tensors[op.tensor];
+  if (op.tile[1] % 2 != 0) return false;  // the column origin is a multiple of the tile
+  if (fused_combine_ != nullptr && fused_combine_->tensors.count(op.tensor)) {
+    return (fused_off_ + fused_combine_->offset.at(op.tensor)) % 8 == 0;
+  }
+  return t.shape[1] % 2 == 0;
 }
 
 std::pair<std::string, std::string> KernelGen::OutBase(int o) const {

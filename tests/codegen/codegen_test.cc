@@ -897,7 +897,8 @@ TEST(CodegenTest, SumsOfAccumulatorsAreFoldedIntoOne) {
   };
   const Case cases[] = {
       {{"lora_splitk", "lora", 1, true, "g=16,s=8,F=8,T=128,S=6", 2}, true,
-       "out[(long long)r * 4096LL + c] = acc2[mt][nt][0];"},
+       "if (r < 1) *reinterpret_cast<float2*>(out + (long long)r * 4096LL + c) = "
+       "make_float2(acc2[mt][nt][0], acc2[mt][nt][1]);"},
       {{"lora_splitk", "lora", 8, true, "g=16,s=8,F=16,T=256,S=6", 2}, false,
        "*reinterpret_cast<float2*>(red + r * 264 + c) = make_float2(acc2[mt][nt][0], "
        "acc2[mt][nt][1]);"},
@@ -1213,7 +1214,8 @@ TEST(CodegenTest, ClusterCombineSplitKGemm) {
       {{"rmsnorm_linear_split", "rmsnorm_linear", 8, true, "g=32,s=4,F=16,T=128,S=4", 2}, true, 4,
        {"X", "W", "Y"},
        {"float* out = reinterpret_cast<float*>(smem + 111616);",
-        "out[(long long)r * 192LL + c] = acc2[mt][nt][0];",
+        "*reinterpret_cast<float2*>(out + (long long)r * 192LL + c) = make_float2(acc2[mt][nt][0], "
+        "acc2[mt][nt][1]);",
         "const float v2 = LdClusterF32(rb[it] + 12288u + static_cast<u32_t>(i0 * 1) * 4u);",
         "const long long bx = blockIdx.x, by = 0, bz = blockIdx.z;",
         "evaluate the elements of combine block (x, 0, z)"}},
