@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "prism/base/status.h"
 #include "prism/block/block_instance.h"
+#include "prism/codegen/nvrtc.h"
 #include "testing/status_matchers.h"
 
 namespace prism::codegen {
@@ -883,6 +884,70 @@ absl::StatusOr<BlockProgram> Make(const ProgramCase& c) {
       c.split ? codegen_test::MakeSplitFixture(c.fixture, fixtures::WorkloadSizes(c.workload, c.batch))
               : fixtures::MakeFixture(c.fixture, fixtures::WorkloadSizes(c.workload, c.batch)));
   return Instantiate(f.graph, Parse(c.assignment));
+}
+
+// A one-kernel X·W (acc_sum over a K loop, output `out` of dtype `dt`), instantiated at
+// gx = N / 64, F = K / 64, T = 128 (warps along N: one along K, so the fragments are stored
+// directly), S = 2.
+absl::StatusOr<BlockProgram> PlainMatmul(int64_t m, int64_t k, int64_t n, DType dt) {
+  constexpr int64_t R = kReplicate;
+  SGraph g{"plain_matmul"};
+  PRISM_ASSIGN_OR_RETURN(Expr gx, g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(n)));
+  PRISM_ASSIGN_OR_RETURN(Expr f, g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(Expr t, g.AddParam("T", ParamRole::kThreads, *Domain::Set({128})));
+  PRISM_ASSIGN_OR_RETURN(Expr st, g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 2)));
+  const int x = g.AddInput("X", DType::kF16, {m, k});
+  const int w = g.AddInput("W", DType::kF16, {k, n});
+  const int y = g.AddOutput("Y", dt, {m, n});
+  BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, f, st);
+  const int xt = kb.Input("Xt", x, {R, R, R}, 1);
+  const int wt = kb.Input("Wt", w, {1, R, R}, 0);
+  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("XW", xt, wt)), y, {1, R, R});
+  std::move(kb).Finish("k0");
+  return Instantiate(g, {{"g", n / 64}, {"F", k / 64}, {"T", 128}, {"S", 2}});
+}
+
+// Direct stores (one warp along K, an output that is an accumulator as it is) write each
+// fragment pair, columns c and c + 1, with one store: a float2 for an f32 output, the pair
+// packed by PackF16x2 (round to nearest even, as F32ToF16) for an f16 one; rows ≥ M of the
+// m16 padding are skipped as before.
+TEST(CodegenTest, DirectStoresWritePairs) {
+  const struct {
+    int64_t m;
+    DType dt;
+    std::vector<std::string> stores;  // the two store lines, in order
+  } kCases[] = {
+      {16, DType::kF32,
+       {"      *reinterpret_cast<float2*>(out + (long long)r * 512LL + c) = "
+        "make_float2(acc2[mt][nt][0], acc2[mt][nt][1]);\n",
+        "      *reinterpret_cast<float2*>(out + (long long)(r + 8) * 512LL + c) = "
+        "make_float2(acc2[mt][nt][2], acc2[mt][nt][3]);\n"}},
+      {16, DType::kF16,
+       {"      *reinterpret_cast<u32_t*>(out + (long long)r * 512LL + c) = "
+        "PackF16x2(acc2[mt][nt][0], acc2[mt][nt][1]);\n",
+        "      *reinterpret_cast<u32_t*>(out + (long long)(r + 8) * 512LL + c) = "
+        "PackF16x2(acc2[mt][nt][2], acc2[mt][nt][3]);\n"}},
+      {2, DType::kF16,
+       {"      if (r < 2) *reinterpret_cast<u32_t*>(out + (long long)r * 512LL + c) = "
+        "PackF16x2(acc2[mt][nt][0], acc2[mt][nt][1]);\n",
+        "      if (r + 8 < 2) *reinterpret_cast<u32_t*>(out + (long long)(r + 8) * 512LL + c) = "
+        "PackF16x2(acc2[mt][nt][2], acc2[mt][nt][3]);\n"}},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(absl::StrCat("M=", c.m, " ", DTypeName(c.dt)));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, PlainMatmul(c.m, 256, 512, c.dt));
+    CodegenOptions o;
+    o.gemm_warps_along_n = true;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, o));
+    EXPECT_THAT(code.source, HasSubstr("fragments stored directly"));
+    const size_t first = code.source.find(c.stores[0]);
+    ASSERT_NE(first, std::string::npos) << code.source.substr(code.source.find("// kernel k0"));
+    EXPECT_EQ(code.source.find(c.stores[1]), first + c.stores[0].size());
+    EXPECT_EQ(Count(code.source, "F32ToF16(acc2"), 0);  // no scalar stores left
+    if (NvrtcAvailable()) {
+      for (int sm : {80, 90}) EXPECT_OK(CompileWithNvrtc(code.source, sm).status()) << "sm_" << sm;
+    }
+  }
 }
 
 // A partial that is the sum of two matmul accumulators of the same N tile (lora's split form:
