@@ -92,9 +92,11 @@ std::vector<GenOp> Searcher::Candidates(const std::vector<GenOp>& ops,
     }
     for (OpKind f : unary_) out.push_back({BlockOpKind::kUnary, f, i, -1, 0});
     for (OpKind f : binary_) {
+      // Both operands the same value only for ops the Program applies so (mul(X, X)).
       const bool commutative = f == OpKind::kAdd || f == OpKind::kMul;
+      const bool self = self_binary_.count(f) > 0;
       for (int j = commutative ? i : 0; j < n; ++j) {
-        if (j != i) out.push_back({BlockOpKind::kBinary, f, i, j, 0});
+        if (j != i || self) out.push_back({BlockOpKind::kBinary, f, i, j, 0});
       }
     }
     if (sum_) out.push_back({BlockOpKind::kReduce, OpKind::kSum, i, -1, 0});

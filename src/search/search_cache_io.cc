@@ -16,8 +16,9 @@ std::string Searcher::CacheKey() const {
   StableHasher h;
   h.Add(uint64_t{0x5ea4c4});  // format 1
   // The generator's revision: a cache written by an earlier generator may lack structures
-  // (2: a root value in the loop phase is also accumulated, Searcher::AccumulateRoot).
-  h.Add(uint64_t{2});
+  // (2: a root value in the loop phase is also accumulated, Searcher::AccumulateRoot; 3: add
+  // and mul of a value with itself).
+  h.Add(uint64_t{3});
   for (const Node& n : program_.nodes()) {
     h.Add(static_cast<int>(n.op)).Add(static_cast<int>(n.dtype)).Add(n.dim).Add(n.scalar).Add(n.eps);
     h.Add(static_cast<uint64_t>(n.operands.size()));

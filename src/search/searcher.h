@@ -324,6 +324,9 @@ class Searcher {
   std::optional<double> incumbent_;
   bool matmul_ = false, sum_ = false, max_ = false, rms_ = false;
   std::set<OpKind> unary_, binary_;
+  // Binary ops the Program applies to one value twice (mul(X, X)): only these are generated
+  // with both operands the same value (elsewhere that only adds states to explore).
+  std::set<OpKind> self_binary_;
   std::set<int64_t> counts_;
   absl::Time start_, next_report_;
   absl::flat_hash_map<EClassId, int> depth_;  // ComputeDepths

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -57,7 +58,8 @@ TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
 
 // Programs of one or two plain ops, each of which `prism optimize` must turn into CUDA: a
 // plain matmul had no family codegen could generate (only the whole-K tile), so it failed
-// with "no family can be generated as CUDA yet" (2026-12-05).
+// with "no family can be generated as CUDA yet", and mul(X, X) had no family at all
+// (2026-12-05).
 TEST(OptimizeCliTest, PlainProgramsGenerate) {
   const struct {
     const char* name;
@@ -66,6 +68,7 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
   } kCases[] = {
       {"gemv", "X = input f16[8, 1024]\nW = input f16[1024, 512]\nY = matmul(X, W)\noutput Y\n",
        " (1 kernel) at gx="},
+      {"square_by_mul", "X = input f16[8, 256]\nY = mul(X, X)\noutput Y\n", " (1 kernel) at "},
       {"relu_gemv",
        "X = input f16[4, 256]\nW = input f16[256, 128]\nY = relu(matmul(X, W))\noutput Y\n",
        "selected  family #"},
@@ -81,7 +84,11 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
     std::ifstream in(dir + "/out/kernel.cu");
     std::stringstream src;
     src << in.rdbuf();
-    EXPECT_THAT(src.str(), HasSubstr("MmaM16N8K16(")) << "a tensor-core GEMM kernel";
+    if (absl::StrContains(c.text, "matmul")) {
+      EXPECT_THAT(src.str(), HasSubstr("MmaM16N8K16(")) << "a tensor-core GEMM kernel";
+    } else {
+      EXPECT_THAT(src.str(), HasSubstr(" = v0 * v0;  // v1 (mul)"));
+    }
     std::filesystem::remove_all(dir);
   }
 }

@@ -294,6 +294,26 @@ TEST_F(SearchTest, AOneMatmulProgramGetsAKLoop) {
   }
 }
 
+// A binary op the Program applies to one value twice (mul(X, X), add(X, X)) is generated with
+// both operands the same value; before, the generator never paired a value with itself and
+// the search found no family for mul(X, X) (2026-12-05). Programs without such a node are
+// searched as before (the other tests' funnels).
+TEST_F(SearchTest, ABinaryOpOfOneValueTwice) {
+  for (OpKind op : {OpKind::kMul, OpKind::kAdd}) {
+    SCOPED_TRACE(GetOpInfo(op).name);
+    ProgramBuilder pb;
+    const TensorId x = pb.Input("X", DType::kF16, {8, 256});
+    const TensorId y = pb.Binary(op, x, x);
+    pb.SetName(y, "Y");
+    pb.Output(y);
+    ASSERT_OK_AND_ASSIGN(Program p, std::move(pb).Build());
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, TestConfig(), target_));
+    ASSERT_FALSE(r.families.empty());
+    EXPECT_EQ(OpsOf(*r.families[0].graph), absl::StrCat("input ", GetOpInfo(op).name, " output"));
+    ExpectFamiliesEmulate(p, r);
+  }
+}
+
 TEST_F(SearchTest, MapPrefilterChangesNothing) {
   struct Case {
     std::string name;
