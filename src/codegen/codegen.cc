@@ -976,8 +976,10 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
           // Each fragment pair (columns c, c + 1; c even) as one 8-byte f32 (or 4-byte f16)
           // store: a quad fills a 32-byte sector of its row with one instruction instead of
           // two half-filled ones.
-          auto pair = [&](const std::string& row, const std::string& lo, const std::string& hi) {
-            const std::string at = absl::StrCat("out + (long long)", row, " * ", ld, " + c");
+          // (A copy: clang does not let a lambda capture a structured binding.)
+          auto pair = [&, pitch = ld](const std::string& row, const std::string& lo,
+                                      const std::string& hi) {
+            const std::string at = absl::StrCat("out + (long long)", row, " * ", pitch, " + c");
             return f32_out ? absl::StrCat("*reinterpret_cast<float2*>(", at, ") = make_float2(",
                                           lo, ", ", hi, ");")
                            : absl::StrCat("*reinterpret_cast<u32_t*>(", at, ") = PackF16x2(", lo,
