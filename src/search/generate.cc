@@ -206,6 +206,15 @@ bool Searcher::StateSeen() {
   return !states_seen_.insert(absl::HashOf(keys)).second;
 }
 
+bool Searcher::MatmulOfInputs(const std::vector<GenOp>& ops, int i) {
+  const GenOp& op = ops[i];
+  if (op.kind != BlockOpKind::kMatMul) return false;
+  auto operand = [&](int j) {
+    return ops[j].kind == BlockOpKind::kInput || MatmulOfInputs(ops, j);
+  };
+  return operand(op.a) && operand(op.b);
+}
+
 absl::Status Searcher::AccumulateRoot(std::vector<GenOp>& ops, std::vector<Value>& values) {
   const GenOp op{BlockOpKind::kAccSum, OpKind::kInput, static_cast<int>(ops.size()) - 1, -1, 0};
   ++result_.funnel.generated;
@@ -264,10 +273,15 @@ absl::Status Searcher::Extend(std::vector<GenOp>& ops, std::vector<Value>& value
       // A root value still in the loop phase may also be summed over the forloop: for a
       // program that is one matmul, acc_sum(matmul(X, W)) is the family with a loop over K
       // (without this the search stopped at the matmul of whole tiles, which needs all of K
-      // in shared memory at once). The structure is only a candidate: maps and the proof
-      // decide whether the sum over the loop is the program.
+      // in shared memory at once). Only for a matmul of inputs (MatmulOfInputs). For other
+      // roots it costs more than it finds: gated_mlp's silu(X·A) ⊙ (X·B), reached as a matmul
+      // of a product, fails its proof only after a full saturation (proving 2.8 → 9.3 s), and
+      // lora's acc_sum(X·W + (X·A)·B) families, proved but with an add inside the loop,
+      // which codegen does not generate, doubled its candidate building (its split sums are
+      // already acc_sum(X·W) + acc_sum((X·A)·B)).
       if (!v->after && accumulators < config_.max_accumulators &&
-          static_cast<int>(ops.size() - program_.inputs().size()) < config_.max_block_ops) {
+          static_cast<int>(ops.size() - program_.inputs().size()) < config_.max_block_ops &&
+          MatmulOfInputs(ops, static_cast<int>(ops.size()) - 1)) {
         PRISM_RETURN_IF_ERROR(AccumulateRoot(ops, values));
       }
     } else if (Hopeless(ops, values)) {

@@ -128,6 +128,9 @@ class Searcher {
   bool StateSeen();
 
   absl::Status Extend(std::vector<GenOp>& ops, std::vector<Value>& values, int accumulators);
+  // Whether op i is a matmul whose operands are inputs or, recursively, such matmuls (X·W,
+  // (X·A)·B): a value that summing over K chunks can leave unchanged.
+  static bool MatmulOfInputs(const std::vector<GenOp>& ops, int i);
   // The structure `ops` + acc_sum(last op), when the last op's value is the root in the loop
   // phase (Extend stops at the root; this is its one continuation that can be the program).
   absl::Status AccumulateRoot(std::vector<GenOp>& ops, std::vector<Value>& values);
