@@ -782,17 +782,14 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   // loads twice as often as rmsnorm_linear's, docs/performance.md).
   // With gemm_chained_b_smem the same fragments come from the tile in shared memory after
   // the loop (b_fragments).
-  auto b_fragments = [&](const MatMulPlan& m, const std::string& bp, const std::string& pitch,
-                         const std::string& indent) {
+  auto b_fragments = [&](const MatMulPlan& m, const std::string& bp, const std::string& pitch) {
     const int ntw = ntw_of(m);
     return absl::StrCat(
-        indent, "{\n", indent, "  const f16_t* bp = ", bp, ";\n", indent,
-        "  const int g = lane >> 2, t = lane & 3;\n#pragma unroll\n", indent,
-        "  for (int nt = 0; nt < ", ntw, "; ++nt) {\n", indent, "    const f16_t* q = bp + (2 * t) * ",
-        pitch, " + (wn * ", ntw, " + nt) * 8 + g;\n", indent, "    bf", m.op,
-        "[nt][0] = Pack2(q[0], q[", pitch, "]);\n", indent, "    bf", m.op,
-        "[nt][1] = Pack2(q[8 * ", pitch, "], q[9 * ", pitch, "]);\n", indent, "  }\n", indent,
-        "}\n");
+        "  {\n    const f16_t* bp = ", bp, ";\n    const int g = lane >> 2, t = lane & 3;\n",
+        "#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) {\n",
+        "      const f16_t* q = bp + (2 * t) * ", pitch, " + (wn * ", ntw, " + nt) * 8 + g;\n",
+        "      bf", m.op, "[nt][0] = Pack2(q[0], q[", pitch, "]);\n      bf", m.op,
+        "[nt][1] = Pack2(q[8 * ", pitch, "], q[9 * ", pitch, "]);\n    }\n  }\n");
   };
   for (const MatMulPlan& m : matmuls_) {
     if (!m.chained) continue;
@@ -803,7 +800,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                                     absl::StrCat(ParamName(k_.ops[m.b].tensor), " + (",
                                                  TileOrigin(m.b, 0, false), ") * ", tb.shape[1],
                                                  "LL + ", TileOrigin(m.b, 1, false)),
-                                    absl::StrCat(tb.shape[1], "LL"), "  "));
+                                    absl::StrCat(tb.shape[1], "LL")));
   }
   absl::StrAppend(&s, "  for (int it = 0; it < kF; ++it) {\n");
   absl::StrAppend(&s, internal::PipelineIterationHead(stages));
@@ -929,7 +926,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
         absl::StrAppend(&s, b_fragments(m,
                                         absl::StrCat("reinterpret_cast<const f16_t*>(smem + ",
                                                      m.b_smem_offset, ")"),
-                                        absl::StrCat(m.b_pitch), "  "));
+                                        absl::StrCat(m.b_pitch)));
       }
       absl::StrAppend(&s, "#pragma unroll\n  for (int mt = 0; mt < ", mtiles_,
                       "; ++mt) {  // ", OpLabel(m.op), " after the loop\n");

@@ -1,5 +1,6 @@
 // search/: Structure generation: abstract values of block ops, canonical forms, the completion
 // bound. (searcher.h)
+#include "prism/base/check.h"
 #include "searcher.h"
 
 namespace prism::search::internal {
@@ -215,22 +216,24 @@ bool Searcher::MatmulOfInputs(const std::vector<GenOp>& ops, int i) {
   return operand(op.a) && operand(op.b);
 }
 
+absl::Status Searcher::CompleteStructure(std::vector<GenOp>& ops, std::vector<Value>& values) {
+  if (!AllUsed(ops) || !structures_seen_.insert(canon_.back()).second) return absl::OkStatus();
+  return ResolveMaps(ops, values);
+}
+
 absl::Status Searcher::AccumulateRoot(std::vector<GenOp>& ops, std::vector<Value>& values) {
   const GenOp op{BlockOpKind::kAccSum, OpKind::kInput, static_cast<int>(ops.size()) - 1, -1, 0};
   ++result_.funnel.generated;
   std::optional<Value> v = Abstract(op, values);
-  if (!v || v->cls != root_) {
-    ++result_.funnel.pruned_abstract;
-    return absl::OkStatus();
-  }
+  PRISM_CHECK(v && v->cls == root_, "acc_sum keeps its operand's class");
   ops.push_back(op);
   values.push_back(*v);
   canon_.push_back(Canonical(ops));
   absl::Status st = absl::OkStatus();
   if (StateSeen()) {
     ++result_.funnel.revisited;
-  } else if (AllUsed(ops) && structures_seen_.insert(canon_.back()).second) {
-    st = ResolveMaps(ops, values);
+  } else {
+    st = CompleteStructure(ops, values);
   }
   canon_.pop_back();
   ops.pop_back();
@@ -267,9 +270,7 @@ absl::Status Searcher::Extend(std::vector<GenOp>& ops, std::vector<Value>& value
     if (StateSeen()) {
       ++result_.funnel.revisited;
     } else if (v->cls == root_) {
-      if (AllUsed(ops) && structures_seen_.insert(canon_.back()).second) {
-        PRISM_RETURN_IF_ERROR(ResolveMaps(ops, values));
-      }
+      PRISM_RETURN_IF_ERROR(CompleteStructure(ops, values));
       // A root value still in the loop phase may also be summed over the forloop: for a
       // program that is one matmul, acc_sum(matmul(X, W)) is the family with a loop over K
       // (without this the search stopped at the matmul of whole tiles, which needs all of K

@@ -131,6 +131,9 @@ class Searcher {
   // Whether op i is a matmul whose operands are inputs or, recursively, such matmuls (X·W,
   // (X·A)·B): a value that summing over K chunks can leave unchanged.
   static bool MatmulOfInputs(const std::vector<GenOp>& ops, int i);
+  // `ops` (its last op the root's class) as a structure: its maps resolved, once per
+  // structure, when every op is used.
+  absl::Status CompleteStructure(std::vector<GenOp>& ops, std::vector<Value>& values);
   // The structure `ops` + acc_sum(last op), when the last op's value is the root in the loop
   // phase (Extend stops at the root; this is its one continuation that can be the program).
   absl::Status AccumulateRoot(std::vector<GenOp>& ops, std::vector<Value>& values);
