@@ -1,7 +1,7 @@
 #!/bin/sh
 # codegen_emit's output paths (ctest codegen_emit.OutputDirectory): a missing OUTDIR is created
 # with its parents and gets the three files; the option arguments take effect (WARPS_ALONG_N,
-# CLUSTER, DEFER_CHAINED); an OUTDIR it
+# CLUSTER, DEFER_CHAINED, CHAINED_B_SMEM); an OUTDIR it
 # cannot write is exit 1 with
 # "codegen_emit: cannot write '<path>'"; PRISM_EMIT_BALANCE pads, and a malformed value is exit 2
 # with "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED".  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
@@ -27,6 +27,15 @@ grep -q "summed over the loop (gemm_defer_chained)" "$tmp/d/kernel.cu" ||
   fail "DEFER_CHAINED did not defer the chained matmul"
 "$emit" lora_splitk 1 g=16,s=8,F=8,T=128,S=3 "$tmp/nd" "" 0 0 0 0 0 1 0 1 || fail "emit without DEFER_CHAINED failed"
 grep -q "gemm_defer_chained" "$tmp/nd/kernel.cu" && fail "gemm_defer_chained without DEFER_CHAINED"
+# CHAINED_B_SMEM (the 15th) reaches gemm_chained_b_smem: B's tile by cp.async; without
+# DEFER_CHAINED it is codegen's error, exit 1.
+"$emit" lora_splitk 1 g=16,s=8,F=8,T=128,S=3 "$tmp/bs" "" 0 0 0 0 0 1 0 1 1 1 || fail "emit with CHAINED_B_SMEM failed"
+grep -q "(gemm_chained_b_smem)" "$tmp/bs/kernel.cu" || fail "CHAINED_B_SMEM did not move B's tile to shared memory"
+grep -q "(gemm_chained_b_smem)" "$tmp/d/kernel.cu" && fail "gemm_chained_b_smem without CHAINED_B_SMEM"
+"$emit" lora_splitk 1 g=16,s=8,F=8,T=128,S=3 "$tmp/bsx" "" 0 0 0 0 0 1 0 1 0 1 2> "$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "CHAINED_B_SMEM without DEFER_CHAINED: exit $rc, expected 1"
+grep -q "gemm_chained_b_smem needs gemm_defer_chained" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 # PRISM_EMIT_BALANCE sets balance_residency: gqa b=8's 256 blocks padded to two per H200 SM.
 PRISM_EMIT_BALANCE=132,233472,1024 "$emit" gqa 8 gx=16,gy=4,gz=4,F=8,T=128,S=2 "$tmp/bal" "" 0 0 0 0 0 1 1 ||
   fail "emit with PRISM_EMIT_BALANCE failed"
