@@ -261,6 +261,11 @@ __device__ __forceinline__ float WarpSum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
+__device__ __forceinline__ float WarpMax(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
 
 __device__ __forceinline__ float QuadMax(float v) {  // over the 4 lanes sharing lane/4
   v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));

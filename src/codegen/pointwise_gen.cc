@@ -17,16 +17,25 @@
 // every element of a row (L1 broadcasts), and with no barrier they are in flight together
 // with the element's other loads.
 //
-// rms over the last dim (ntrans: rms(X + α ⊙ (rms(H) − X))): the kernel must have no forloop
-// (forloop 1, no acc_sum) and every rms tile must be the stored tile; one graph block is one
-// thread block (P = 1: a row is reduced within the block). Each rms op q, in op order, gets a
-// pass over the tile that recomputes its operand from global memory (inputs are re-read, from
-// L1/L2 after the first pass), sums the squares per row (f32, one register per row, warp
-// shuffles, then the warps' partials through shared memory) and stores inv_q[row] =
-// 1/sqrt(Σ/C + eps) in shared memory; the final pass computes the outputs with rms_q(x) =
-// x · inv_q[row]. At most 32 rows per block. When each thread has E = rows·C/T elements with
-// T dividing C and E · (inputs) ≤ 96, the inputs are loaded once into registers up front (all
-// loads in flight together; thread t holds elements j·T + t) and every pass reads them there.
+// Row reductions — rms, and sum / max over the last dim (ntrans: rms(X + α ⊙ (rms(H) − X));
+// standalone row sums, maxima and softmax): the kernel must have no forloop (forloop 1, no
+// acc_sum), every row op must reduce the same row tile, and every stored tile must be that
+// tile or one value per row; one graph block is one thread block (P = 1: a row is reduced
+// within the block). Each row op q, in op order, gets a pass over the row tile that recomputes
+// its operand from global memory (inputs are re-read, from L1/L2 after the first pass), folds
+// it per row (squares summed for rms, sum, or max; f32, one register per row, warp shuffles,
+// then the warps' partials through shared memory) and keeps the row's value in shared memory
+// (inv_q[row] = 1/sqrt(Σ/C + eps) for rms, row_q[row] otherwise); the final pass computes the
+// outputs with rms_q(x) = x · inv_q[row] and a reduction read as row_q[row], then the stores of
+// one value per row. At most 32 rows per block. When each thread has E = rows·C/T elements
+// with T dividing C and E · (inputs) ≤ 96, the inputs are loaded once into registers up front
+// (all loads in flight together; thread t holds elements j·T + t) and every pass reads them
+// there.
+//
+// softmax's shift: the search proves softmax(x) = exp(x) / sum(exp(x)), whose exp overflows
+// f32 for x > 88.7. An exp whose every use is a row sum S of it or exp / S, every such S used
+// only as that divisor, is evaluated as exp(x − m) with m = max_row x from a pass of its own
+// before S's: the ratios are unchanged and no exp exceeds 1.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -112,17 +121,47 @@ class PointwiseGen {
   std::string StoreStatement(int o) const;
   // The ops `root` depends on (itself included), in op order.
   std::set<int> Needed(int root) const;
-  // The loops over every output's stored tile, element e from `first` in steps of `step`.
-  std::string ElementLoops(const std::string& first, int64_t step) const;
+  // The loops over each of `outs`' stored tiles (every output when empty), element e from
+  // `first` in steps of `step`.
+  std::string ElementLoops(const std::string& first, int64_t step,
+                           const std::vector<int>& outs = {}) const;
+  bool IsRowOp(int i) const {
+    return std::find(row_ops_.begin(), row_ops_.end(), i) != row_ops_.end();
+  }
+  // One pass over the row tile before the stores (file comment): each row's fold of `value`
+  // (squares summed for rms, sum, or max) into `dest` — "inv<q>" (rms: 1/sqrt(Σ/C + eps)),
+  // "row<q>" (sum / max) or "mx<e>" (the max of shifted exp e's operand).
+  struct RowPass {
+    enum How { kSumSq, kSum, kMax } how;
+    int value;
+    std::string dest;
+    std::string kind;  // "rms", "sum", "max" (the kernel comment)
+    std::string what;  // "rms factor (Hn (rms))" (code comments)
+    double eps;        // kSumSq
+  };
+  // The passes of the row ops in op order, a shifted exp's max before its first sum.
+  std::vector<RowPass> Passes() const;
+  std::string PassCode(const RowPass& pass) const;
+  // The multi-index i0, i1, ... of element e of `tile` (row-major), one line each.
+  static std::string IndexLines(const Shape& tile, const std::string& indent);
+  // "[0]" with one row per block, else "[e / C]" (C: the current stored tile's last dim).
+  std::string RowIndex(const Shape& out_tile) const {
+    return rows_ == 1 ? std::string("[0]") : absl::StrCat("[e / ", out_tile.back(), "]");
+  }
 
   const BlockProgram& p_;
   const ConcreteBlockGraph& k_;
   std::string kname_;
   const CodegenOptions& options_;
   std::vector<int> outputs_;
-  std::vector<int> rms_;          // rms ops, in op order
+  // Row ops, in op order: rms, and sum / max over the last dim (file comment). Each gets a
+  // pass over the row tile before the stores.
+  std::vector<int> row_ops_;
+  // exp ops evaluated as exp(x − max_row x) (softmax's shift, file comment).
+  std::set<int> shifted_;
   std::vector<int> matmuls_;      // after-loop matmuls, in op order
-  int64_t rms_rows_ = 0, rms_cols_ = 0;  // the stored tile as rows × last dim (with rms)
+  Shape row_tile_;                // the tile every row op reduces (with row ops)
+  int64_t rows_ = 0, cols_ = 0;   // row_tile_ as rows × last dim (with row ops)
   int64_t reg_elems_ = 0;  // > 0: inputs cached in registers, this many elements per thread
   int64_t vec_ = 1;        // 8: the cached inputs are loaded (and outputs stored) 16 bytes at a time
   // Folded into a producer (Tail): inputs of these tensors are read from the cluster's shared
@@ -174,8 +213,9 @@ std::set<int> PointwiseGen::Needed(int root) const {
     const int i = stack.back();
     stack.pop_back();
     if (!need.insert(i).second) continue;
-    // A matmul's operands are not per element: its statement sums its A row and reads B.
-    if (k_.ops[i].kind == BlockOpKind::kMatMul) continue;
+    // A matmul's operands are not per element: its statement sums its A row and reads B. A
+    // row reduction's value comes from its pass.
+    if (k_.ops[i].kind == BlockOpKind::kMatMul || k_.ops[i].kind == BlockOpKind::kReduce) continue;
     for (int x : k_.ops[i].operands) stack.push_back(x);
   }
   return need;
@@ -232,7 +272,14 @@ absl::Status PointwiseGen::Analyze() {
         if (op.dim != static_cast<int>(op.tile.size()) - 1) {
           return Err(i, "rms is supported only over the last dim");
         }
-        rms_.push_back(i);
+        row_ops_.push_back(i);
+        break;
+      case BlockOpKind::kReduce:
+        if (op.dim != static_cast<int>(op.tile.size()) - 1) {
+          return Err(i, absl::StrCat(GetOpInfo(op.fn).name,
+                                     " is supported only over the last dim (a row reduction)"));
+        }
+        row_ops_.push_back(i);
         break;
       case BlockOpKind::kAccSum:
         if (k_.ops[op.operands[0]].phase != Phase::kLoop) {
@@ -242,16 +289,17 @@ absl::Status PointwiseGen::Analyze() {
       default:
         return Err(i,
                    "the pointwise template supports only inputs, elementwise ops, inv_rms, rms, "
-                   "acc_sum and an after-loop matmul of an acc_sum");
+                   "sum and max over the last dim, acc_sum and an after-loop matmul of an "
+                   "acc_sum");
     }
   }
   if (outputs_.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("codegen: kernel ", kname_, " has no output"));
   }
-  // Every op an output depends on must broadcast to the output's tile (each dim equal or 1).
-  for (int o : outputs_) {
-    const Shape& out = k_.ops[o].tile;
-    std::vector<int> stack = {o};
+  // Every op an output depends on must broadcast to the output's tile (each dim equal or 1);
+  // a row op's operand is evaluated in its pass, over the row tile (checked below).
+  auto check_broadcast = [&](int root, const Shape& out) -> absl::Status {
+    std::vector<int> stack = {root};
     std::set<int> seen;
     while (!stack.empty()) {
       const int i = stack.back();
@@ -266,46 +314,98 @@ absl::Status PointwiseGen::Analyze() {
         }
       }
       if (k_.ops[i].kind == BlockOpKind::kMatMul) continue;  // operands checked above
+      if (i != root && IsRowOp(i)) continue;                  // checked with its pass
       for (int x : k_.ops[i].operands) stack.push_back(x);
     }
-  }
-  if (!rms_.empty()) {
-    const Shape& out = k_.ops[outputs_.front()].tile;
+    return absl::OkStatus();
+  };
+  for (int o : outputs_) PRISM_RETURN_IF_ERROR(check_broadcast(o, k_.ops[o].tile));
+  if (!row_ops_.empty()) {
+    const int first = row_ops_.front();
+    const absl::string_view first_name =
+        k_.ops[first].kind == BlockOpKind::kRms ? "rms" : GetOpInfo(k_.ops[first].fn).name;
     if (k_.forloop != 1) {
-      return Err(rms_.front(), absl::StrCat("rms is supported only in kernels without a forloop "
-                                            "(forloop ", k_.forloop, ")"));
+      return Err(first, absl::StrCat(first_name, " is supported only in kernels without a "
+                                                 "forloop (forloop ",
+                                     k_.forloop, ")"));
     }
     for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
       if (k_.ops[i].kind == BlockOpKind::kAccSum) {
-        return Err(i, "acc_sum in a kernel with rms is not supported");
+        return Err(i, absl::StrCat("acc_sum in a kernel with ", first_name, " is not supported"));
       }
+    }
+    // The row tile: what every row op reduces; the stores are of it or of one value per row.
+    row_tile_ = k_.ops[k_.ops[first].operands[0]].tile;
+    Shape per_row = row_tile_;
+    per_row.back() = 1;
+    auto dims = [](const Shape& t) { return absl::StrJoin(t, "×"); };
+    for (int q : row_ops_) {
+      const Shape& in = k_.ops[k_.ops[q].operands[0]].tile;
+      if (in != row_tile_) {
+        return Err(q, absl::StrCat("reduces a ", dims(in), " tile where ", OpLabel(k_, first),
+                                   " reduces ", dims(row_tile_),
+                                   ": the row reductions of a kernel must share one tile"));
+      }
+      PRISM_RETURN_IF_ERROR(check_broadcast(k_.ops[q].operands[0], row_tile_));
     }
     for (int o : outputs_) {
-      if (k_.ops[o].tile != out) return Err(o, "with rms, every stored tile must be the same");
-    }
-    for (int q : rms_) {
-      if (k_.ops[q].tile != out || k_.ops[k_.ops[q].operands[0]].tile != out) {
-        return Err(q, "rms is supported only over the stored tile (operand and result)");
+      if (k_.ops[o].tile != row_tile_ && k_.ops[o].tile != per_row) {
+        return Err(o, absl::StrCat("with row reductions, a stored tile must be the reduced tile (",
+                                   dims(row_tile_), ") or one value per row (", dims(per_row),
+                                   "), not ", dims(k_.ops[o].tile)));
       }
     }
-    rms_cols_ = out.back();
-    rms_rows_ = 1;
-    for (size_t d = 0; d + 1 < out.size(); ++d) rms_rows_ *= out[d];
-    if (rms_rows_ > 32) {
-      return Err(rms_.front(), absl::StrCat("rms over ", rms_rows_,
-                                            " rows per block (at most 32 are supported)"));
+    cols_ = row_tile_.back();
+    rows_ = 1;
+    for (size_t d = 0; d + 1 < row_tile_.size(); ++d) rows_ *= row_tile_[d];
+    if (rows_ > 32) {
+      return Err(first, absl::StrCat(first_name, " over ", rows_,
+                                     " rows per block (at most 32 are supported)"));
+    }
+    // softmax's shift: exp(x) whose every use is a row sum S of it or exp(x) / S, and every
+    // S used only as such a divisor, is evaluated as exp(x − m), m = max_row x: each ratio is
+    // unchanged (the factor exp(−m) cancels) and no exp overflows (exp(x) does in f32 for
+    // x > 88.7, which f16 inputs reach).
+    std::vector<std::vector<int>> users(k_.ops.size());
+    for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+      for (int x : k_.ops[i].operands) users[x].push_back(i);
+    }
+    auto is_row_sum_of = [&](int u, int e) {
+      return k_.ops[u].kind == BlockOpKind::kReduce && k_.ops[u].fn == OpKind::kSum &&
+             k_.ops[u].operands[0] == e;
+    };
+    auto is_ratio = [&](int u, int e) {
+      const ConcreteBlockOp& d = k_.ops[u];
+      return d.kind == BlockOpKind::kBinary && d.fn == OpKind::kDiv && d.operands[0] == e &&
+             d.operands[1] != e && is_row_sum_of(d.operands[1], e);
+    };
+    for (int e = 0; e < static_cast<int>(k_.ops.size()); ++e) {
+      const ConcreteBlockOp& op = k_.ops[e];
+      if (op.kind != BlockOpKind::kUnary || op.fn != OpKind::kExp || op.tile != row_tile_) continue;
+      bool sums = false, ok = true;
+      for (int u : users[e]) {
+        if (is_row_sum_of(u, e)) {
+          sums = true;
+          for (int v : users[u]) ok = ok && is_ratio(v, e);
+        } else {
+          ok = ok && is_ratio(u, e);
+        }
+      }
+      if (sums && ok) shifted_.insert(e);
     }
     int64_t inputs = 0;
     for (const ConcreteBlockOp& op : k_.ops) inputs += op.kind == BlockOpKind::kInput ? 1 : 0;
-    const int64_t elems = rms_rows_ * rms_cols_ / k_.threads;
-    if (rms_cols_ % k_.threads == 0 && elems * inputs <= 96) reg_elems_ = elems;
-    // 16-byte vectors: f16 tensors whose tiles are the stored tile and span the tensor's last
+    const int64_t elems = rows_ * cols_ / k_.threads;
+    if (cols_ % k_.threads == 0 && elems * inputs <= 96) reg_elems_ = elems;
+    // 16-byte vectors: f16 tensors whose tiles are the row tile and span the tensor's last
     // dim (so 8 consecutive elements are contiguous and 16-byte aligned), C a multiple of 8·T.
-    bool vec = reg_elems_ > 0 && rms_cols_ % (8 * k_.threads) == 0;
+    // Stores of one value per row are not vectorized.
+    bool vec = reg_elems_ > 0 && cols_ % (8 * k_.threads) == 0;
     for (const ConcreteBlockOp& op : k_.ops) {
       if (op.kind != BlockOpKind::kInput && op.kind != BlockOpKind::kOutput) continue;
+      if (op.kind == BlockOpKind::kOutput && op.tile == per_row && per_row != row_tile_) continue;
       const ConcreteTensor& t = p_.tensors[op.tensor];
-      if (t.dtype != DType::kF16 || op.tile != out || t.shape.back() != rms_cols_) vec = false;
+      if (t.dtype != DType::kF16 || op.tile != row_tile_ || t.shape.back() != cols_) vec = false;
     }
     if (vec) vec_ = 8;
   }
@@ -360,7 +460,10 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile,
       break;
     }
     case BlockOpKind::kUnary:
-      e = UnaryExpr(op, Var(op.operands[0]));
+      e = shifted_.count(i) > 0
+              ? absl::StrCat("expf(", Var(op.operands[0]), " - mx", i, RowIndex(out_tile),
+                             ")")  // softmax's shift (Analyze)
+              : UnaryExpr(op, Var(op.operands[0]));
       break;
     case BlockOpKind::kBinary: {
       const char* sym = op.fn == OpKind::kAdd   ? " + "
@@ -390,9 +493,11 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile,
           Var(acc), " += ", Var(in), ";\n      }\n      ", Var(i), " += ", Var(acc), " * ",
           tb.dtype == DType::kF16 ? absl::StrCat("F16ToF32(", load, ")") : load, ";\n    }");
     }
-    case BlockOpKind::kRms:  // the row's factor from its pass (Generate)
-      e = rms_rows_ == 1 ? absl::StrCat(Var(op.operands[0]), " * inv", i, "[0]")
-                         : absl::StrCat(Var(op.operands[0]), " * inv", i, "[e / ", rms_cols_, "]");
+    case BlockOpKind::kRms:  // the row's factor from its pass (RowPasses)
+      e = absl::StrCat(Var(op.operands[0]), " * inv", i, RowIndex(out_tile));
+      break;
+    case BlockOpKind::kReduce:  // the row's value from its pass (RowPasses)
+      e = absl::StrCat("row", i, RowIndex(out_tile));
       break;
     default:
       PRISM_UNREACHABLE("pointwise op kind ", GetBlockOpInfo(op.kind).name);
@@ -413,9 +518,9 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
     for (int64_t d : k_.ops[o].tile) n *= d;
     most = std::max(most, n);
   }
-  // With rms a row must stay in one thread block: P = 1.
+  // With row ops a row must stay in one thread block: P = 1.
   const int64_t parts =
-      !rms_.empty()
+      !row_ops_.empty()
           ? 1
           : std::max<int64_t>(1,
                               std::min((most + k_.threads - 1) / k_.threads, 65535 / k_.grid[2]));
@@ -426,21 +531,25 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
   for (const ConcreteBlockOp& op : k_.ops) accs += op.kind == BlockOpKind::kAccSum ? 1 : 0;
   launch.accumulator_regs = accs;
 
+  const std::vector<RowPass> passes = Passes();
+  std::vector<std::string> kinds;
+  for (const RowPass& pass : passes) kinds.push_back(pass.kind);
   std::string s;
   absl::StrAppend(&s, "// kernel ", kname_, ": grid (", k_.grid[0], ", ", k_.grid[1], ", ",
                   k_.grid[2], "), ", k_.threads, " threads, forloop ", k_.forloop,
                   "; pointwise template: launched as (", launch.grid[0], ", ", launch.grid[1], ", ",
                   launch.grid[2], ") blocks, ", parts,
-                  rms_.empty() ? " per graph block, one output element per thread, loads from "
-                                 "global memory, f32 accumulators in iteration order\n"
-                               : absl::StrCat(" per graph block, ", rms_.size(), " rms pass(es) over ",
-                                              rms_rows_, " row(s) of ", rms_cols_,
-                                              reg_elems_ > 0 ? absl::StrCat(", inputs in registers (",
-                                                                            reg_elems_,
-                                                                            " per thread, ", vec_ * 2,
-                                                                            "-byte loads)")
-                                                             : std::string(", inputs re-read per pass"),
-                                              "\n"));
+                  row_ops_.empty()
+                      ? " per graph block, one output element per thread, loads from "
+                        "global memory, f32 accumulators in iteration order\n"
+                      : absl::StrCat(" per graph block, ", passes.size(), " row pass(es) (",
+                                     absl::StrJoin(kinds, ", "), ") over ", rows_, " row(s) of ",
+                                     cols_,
+                                     reg_elems_ > 0
+                                         ? absl::StrCat(", inputs in registers (", reg_elems_,
+                                                        " per thread, ", vec_ * 2, "-byte loads)")
+                                         : std::string(", inputs re-read per pass"),
+                                     "\n"));
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ") ",
                   launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, KernelPrologue(options_));
@@ -450,153 +559,227 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
                   "  const long long bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z / kParts;\n"
                   "  const int first = (blockIdx.z % kParts) * ",
                   k_.threads, " + threadIdx.x;\n  (void)bx; (void)by; (void)bz;\n");
-  // rms passes (file comment).
-  if (!rms_.empty()) {
-    const int64_t warps = k_.threads / 32;
-    const Shape& tile = k_.ops[outputs_.front()].tile;
-    if (rms_rows_ == 1) {
-      // One row per block: each pass has its own partials array, and every thread sums it
-      // after the one barrier (same order as a single thread would), keeping the factor in a
-      // register: one barrier per pass instead of two.
-      for (int q : rms_) {
-        absl::StrAppend(&s, "  __shared__ float red", q, "[", warps, "];\n  float inv", q,
-                        "[1];  // the row's rms factor, in every thread\n");
-      }
-    } else {
-      absl::StrAppend(&s, "  __shared__ float red[", warps * rms_rows_, "];\n");
-      for (int q : rms_) absl::StrAppend(&s, "  __shared__ float inv", q, "[", rms_rows_, "];\n");
+  if (row_ops_.empty()) {
+    absl::StrAppend(&s, ElementLoops("first", k_.threads * parts), "}\n");
+    source += s;
+    return launch;
+  }
+  // Row passes (file comment).
+  const int64_t warps = k_.threads / 32;
+  const Shape& tile = row_tile_;
+  if (rows_ == 1) {
+    // One row per block: each pass has its own partials array, and every thread combines it
+    // after the one barrier (same order as a single thread would), keeping the result in a
+    // register: one barrier per pass instead of two.
+    for (const RowPass& pass : passes) {
+      absl::StrAppend(&s, "  __shared__ float red_", pass.dest, "[", warps, "];\n  float ",
+                      pass.dest, "[1];  // the row's ", pass.what, ", in every thread\n");
     }
-    // The multi-index i0, i1, ... of tile element e.
-    auto index_lines = [&](const std::string& indent) {
-      std::string out;
-      int64_t inner = 1;
-      std::vector<std::string> idx(tile.size());
-      for (size_t d = tile.size(); d-- > 0;) {
-        idx[d] = absl::StrCat(indent, "const int i", d, " = (e / ", inner, ") % ", tile[d], ";");
-        inner *= tile[d];
-      }
-      for (const std::string& line : idx) absl::StrAppend(&out, line, "\n");
-      for (size_t d = 0; d < tile.size(); ++d) absl::StrAppend(&out, indent, "(void)i", d, ";\n");
-      return out;
-    };
-    if (reg_elems_ > 0) {
-      // Cache every input's elements of this thread (j·T + t) in registers.
-      absl::StrAppend(&s, "  // inputs cached in registers: element (j·", k_.threads,
-                      " + threadIdx.x)·", vec_, " + k of the tile in slot j·", vec_, " + k\n");
-      for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
-        if (k_.ops[i].kind == BlockOpKind::kInput) {
-          absl::StrAppend(&s, "  float x", i, "[", reg_elems_, "];\n");
-        }
-      }
-      const int64_t slots = reg_elems_ / vec_;
-      // Element of slot q = j·V + k: (j·T + t)·V + k (V = 1 or 8).
-      const std::string elem0 = absl::StrCat("(j * ", k_.threads, " + threadIdx.x) * ", vec_);
-      absl::StrAppend(&s, "#pragma unroll\n  for (int j = 0; j < ", slots,
-                      "; ++j) {\n    const int e = ", elem0, ";\n", index_lines("    "));
-      if (vec_ == 8) {
-        for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
-          if (k_.ops[i].kind != BlockOpKind::kInput) continue;
-          absl::StrAppend(&s, "    {  // ", OpLabel(k_, i), ": 16-byte load\n      const U32x4 raw = "
-                          "*reinterpret_cast<const U32x4*>(", ParamName(p_, k_.ops[i].tensor),
-                          " + ", Addr(i, true), ");\n      const u32_t w[4] = {raw.x, raw.y, "
-                          "raw.z, raw.w};\n#pragma unroll\n      for (int k = 0; k < 8; ++k) x", i,
-                          "[j * 8 + k] = F16ToF32(static_cast<f16_t>((w[k >> 1] >> (16 * (k & 1))) "
-                          "& 0xffffu));\n    }\n");
-        }
-        absl::StrAppend(&s, "  }\n");
-      }
-      const int64_t saved = reg_elems_;
-      reg_elems_ = 0;  // Statement() emits the global loads
-      for (int i = 0; i < static_cast<int>(k_.ops.size()) && vec_ == 1; ++i) {
-        if (k_.ops[i].kind != BlockOpKind::kInput) continue;
-        absl::StrAppend(&s, "    {\n      ", Statement(i, tile), "\n      x", i, "[j] = ", Var(i),
-                        ";\n    }\n");
-      }
-      reg_elems_ = saved;
-      if (vec_ == 1) absl::StrAppend(&s, "  }\n");
-    }
-    for (int q : rms_) {
-      const int x = k_.ops[q].operands[0];
-      absl::StrAppend(&s, "  {  // pass: row sums of squares for ", OpLabel(k_, q), "\n");
-      absl::StrAppend(&s, "    float ss[", rms_rows_, "] = {};\n");
-      if (reg_elems_ > 0) {
-        absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", reg_elems_ / vec_,
-                        "; ++j)\n#pragma unroll\n    for (int k = 0; k < ", vec_,
-                        "; ++k) {\n      const int q = j * ", vec_, " + k;\n      const int e = (j * ",
-                        k_.threads, " + threadIdx.x) * ", vec_, " + k;\n", index_lines("      "));
-        for (int i : Needed(x)) absl::StrAppend(&s, "      ", Statement(i, tile), "\n");
-        // V·T divides C: the elements of slot j are in row j·T·V / C for every t (a constant).
-        absl::StrAppend(&s, "      ss[j * ", k_.threads * vec_, " / ", rms_cols_, "] += ", Var(x),
-                        " * ", Var(x), ";\n      (void)q;\n    }\n");
-      } else {
-        absl::StrAppend(&s, "#pragma unroll\n    for (int row = 0; row < ", rms_rows_,
-                        "; ++row) {\n");
-        absl::StrAppend(&s, "      for (int c = threadIdx.x; c < ", rms_cols_, "; c += ",
-                        k_.threads, ") {\n");
-        absl::StrAppend(&s, "        const int e = row * ", rms_cols_, " + c;\n",
-                        index_lines("        "));
-        for (int i : Needed(x)) absl::StrAppend(&s, "        ", Statement(i, tile), "\n");
-        absl::StrAppend(&s, "        ss[row] += ", Var(x), " * ", Var(x), ";\n      }\n    }\n");
-      }
-      absl::StrAppend(&s, "    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
-      if (rms_rows_ == 1) {
-        absl::StrAppend(&s, "    {\n      const float w = WarpSum(ss[0]);\n      if (lane == 0) red",
-                        q, "[warp] = w;\n    }\n    __syncthreads();\n");
-        absl::StrAppend(&s, "    {\n      float t = 0.0f;\n#pragma unroll\n      for (int w = 0; w < ",
-                        warps, "; ++w) t += red", q, "[w];\n      inv", q,
-                        "[0] = 1.0f / sqrtf(t / ", FloatLit(static_cast<double>(rms_cols_)), " + ",
-                        FloatLit(k_.ops[q].eps), ");\n    }\n  }\n");
-        continue;
-      }
-      absl::StrAppend(&s, "#pragma unroll\n    for (int row = 0; row < ", rms_rows_,
-                      "; ++row) {\n      const float w = WarpSum(ss[row]);\n      if (lane == "
-                      "0) red[warp * ",
-                      rms_rows_, " + row] = w;\n    }\n    __syncthreads();\n");
-      absl::StrAppend(&s, "    if (threadIdx.x < ", rms_rows_,
-                      ") {\n      float t = 0.0f;\n      for (int w = 0; w < ", warps,
-                      "; ++w) t += red[w * ", rms_rows_, " + threadIdx.x];\n      inv", q,
-                      "[threadIdx.x] = 1.0f / sqrtf(t / ", FloatLit(static_cast<double>(rms_cols_)),
-                      " + ", FloatLit(k_.ops[q].eps), ");\n    }\n    __syncthreads();\n  }\n");
-    }
-    if (reg_elems_ > 0) {
-      // The stores, from the cached inputs.
-      for (int o : outputs_) {
-        const ConcreteBlockOp& out = k_.ops[o];
-        const ConcreteTensor& t = p_.tensors[out.tensor];
-        absl::StrAppend(&s, "  // ", OpLabel(k_, o), " → ", t.name, "\n");
-        absl::StrAppend(&s, "#pragma unroll\n  for (int j = 0; j < ", reg_elems_ / vec_,
-                        "; ++j) {\n    float ov[", vec_, "];\n#pragma unroll\n    for (int k = 0; k < ",
-                        vec_, "; ++k) {\n      const int q = j * ", vec_, " + k;\n      const int e = (j * ",
-                        k_.threads, " + threadIdx.x) * ", vec_, " + k;\n", index_lines("      "));
-        for (int i : Needed(out.operands[0])) {
-          absl::StrAppend(&s, "      ", Statement(i, tile), "\n");
-        }
-        absl::StrAppend(&s, "      ov[k] = ", Var(out.operands[0]), ";\n      (void)q;\n    }\n");
-        absl::StrAppend(&s, "    const int e = (j * ", k_.threads, " + threadIdx.x) * ", vec_, ";\n",
-                        index_lines("    "));
-        if (vec_ == 8) {
-          absl::StrAppend(&s, "    *reinterpret_cast<U32x4*>(", ParamName(p_, out.tensor), " + ",
-                          Addr(o, false),
-                          ") = U32x4{PackF16x2(ov[0], ov[1]), PackF16x2(ov[2], ov[3]), "
-                          "PackF16x2(ov[4], ov[5]), PackF16x2(ov[6], ov[7])};\n  }\n");
-        } else {
-          absl::StrAppend(&s, "    ", ParamName(p_, out.tensor), "[", Addr(o, false), "] = ",
-                          t.dtype == DType::kF16 ? "F32ToF16(ov[0])" : "ov[0]", ";\n  }\n");
-        }
-      }
-      absl::StrAppend(&s, "  (void)first;\n}\n");
-      source += s;
-      return launch;
+  } else {
+    absl::StrAppend(&s, "  __shared__ float red[", warps * rows_, "];\n");
+    for (const RowPass& pass : passes) {
+      absl::StrAppend(&s, "  __shared__ float ", pass.dest, "[", rows_, "];  // each row's ",
+                      pass.what, "\n");
     }
   }
-  absl::StrAppend(&s, ElementLoops("first", k_.threads * parts), "}\n");
+  if (reg_elems_ > 0) {
+    // Cache every input's elements of this thread (j·T + t) in registers.
+    absl::StrAppend(&s, "  // inputs cached in registers: element (j·", k_.threads,
+                    " + threadIdx.x)·", vec_, " + k of the tile in slot j·", vec_, " + k\n");
+    for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+      if (k_.ops[i].kind == BlockOpKind::kInput) {
+        absl::StrAppend(&s, "  float x", i, "[", reg_elems_, "];\n");
+      }
+    }
+    const int64_t slots = reg_elems_ / vec_;
+    // Element of slot q = j·V + k: (j·T + t)·V + k (V = 1 or 8).
+    const std::string elem0 = absl::StrCat("(j * ", k_.threads, " + threadIdx.x) * ", vec_);
+    absl::StrAppend(&s, "#pragma unroll\n  for (int j = 0; j < ", slots,
+                    "; ++j) {\n    const int e = ", elem0, ";\n", IndexLines(tile, "    "));
+    if (vec_ == 8) {
+      for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+        if (k_.ops[i].kind != BlockOpKind::kInput) continue;
+        absl::StrAppend(&s, "    {  // ", OpLabel(k_, i), ": 16-byte load\n      const U32x4 raw = "
+                        "*reinterpret_cast<const U32x4*>(", ParamName(p_, k_.ops[i].tensor),
+                        " + ", Addr(i, true), ");\n      const u32_t w[4] = {raw.x, raw.y, "
+                        "raw.z, raw.w};\n#pragma unroll\n      for (int k = 0; k < 8; ++k) x", i,
+                        "[j * 8 + k] = F16ToF32(static_cast<f16_t>((w[k >> 1] >> (16 * (k & 1))) "
+                        "& 0xffffu));\n    }\n");
+      }
+      absl::StrAppend(&s, "  }\n");
+    }
+    const int64_t saved = reg_elems_;
+    reg_elems_ = 0;  // Statement() emits the global loads
+    for (int i = 0; i < static_cast<int>(k_.ops.size()) && vec_ == 1; ++i) {
+      if (k_.ops[i].kind != BlockOpKind::kInput) continue;
+      absl::StrAppend(&s, "    {\n      ", Statement(i, tile), "\n      x", i, "[j] = ", Var(i),
+                      ";\n    }\n");
+    }
+    reg_elems_ = saved;
+    if (vec_ == 1) absl::StrAppend(&s, "  }\n");
+  }
+  for (const RowPass& pass : passes) absl::StrAppend(&s, PassCode(pass));
+  if (reg_elems_ == 0) {
+    absl::StrAppend(&s, ElementLoops("first", k_.threads), "}\n");
+    source += s;
+    return launch;
+  }
+  // The stores of the row tile, from the cached inputs; then those of one value per row.
+  std::vector<int> per_row;
+  for (int o : outputs_) {
+    const ConcreteBlockOp& out = k_.ops[o];
+    if (out.tile != tile) {
+      per_row.push_back(o);
+      continue;
+    }
+    const ConcreteTensor& t = p_.tensors[out.tensor];
+    absl::StrAppend(&s, "  // ", OpLabel(k_, o), " → ", t.name, "\n");
+    absl::StrAppend(&s, "#pragma unroll\n  for (int j = 0; j < ", reg_elems_ / vec_,
+                    "; ++j) {\n    float ov[", vec_, "];\n#pragma unroll\n    for (int k = 0; k < ",
+                    vec_, "; ++k) {\n      const int q = j * ", vec_, " + k;\n      const int e = (j * ",
+                    k_.threads, " + threadIdx.x) * ", vec_, " + k;\n", IndexLines(tile, "      "));
+    for (int i : Needed(out.operands[0])) {
+      absl::StrAppend(&s, "      ", Statement(i, tile), "\n");
+    }
+    absl::StrAppend(&s, "      ov[k] = ", Var(out.operands[0]), ";\n      (void)q;\n    }\n");
+    absl::StrAppend(&s, "    const int e = (j * ", k_.threads, " + threadIdx.x) * ", vec_, ";\n",
+                    IndexLines(tile, "    "));
+    if (vec_ == 8) {
+      absl::StrAppend(&s, "    *reinterpret_cast<U32x4*>(", ParamName(p_, out.tensor), " + ",
+                      Addr(o, false),
+                      ") = U32x4{PackF16x2(ov[0], ov[1]), PackF16x2(ov[2], ov[3]), "
+                      "PackF16x2(ov[4], ov[5]), PackF16x2(ov[6], ov[7])};\n  }\n");
+    } else {
+      absl::StrAppend(&s, "    ", ParamName(p_, out.tensor), "[", Addr(o, false), "] = ",
+                      t.dtype == DType::kF16 ? "F32ToF16(ov[0])" : "ov[0]", ";\n  }\n");
+    }
+  }
+  if (!per_row.empty()) {
+    const int64_t saved = reg_elems_;
+    reg_elems_ = 0;  // per-row inputs are loaded from global memory
+    absl::StrAppend(&s, ElementLoops("first", k_.threads, per_row));
+    reg_elems_ = saved;
+  }
+  absl::StrAppend(&s, "  (void)first;\n}\n");
   source += s;
   return launch;
 }
 
-std::string PointwiseGen::ElementLoops(const std::string& first, int64_t step) const {
+std::vector<PointwiseGen::RowPass> PointwiseGen::Passes() const {
+  std::vector<RowPass> passes;
+  for (int q : row_ops_) {
+    const ConcreteBlockOp& op = k_.ops[q];
+    const int x = op.operands[0];
+    if (op.kind == BlockOpKind::kRms) {
+      passes.push_back({RowPass::kSumSq, x, absl::StrCat("inv", q), "rms",
+                        absl::StrCat("rms factor (", OpLabel(k_, q), ")"), op.eps});
+      continue;
+    }
+    // A shifted exp's max, before the first sum of it.
+    if (shifted_.count(x) > 0) {
+      const std::string dest = absl::StrCat("mx", x);
+      bool done = false;
+      for (const RowPass& p : passes) done = done || p.dest == dest;
+      if (!done) {
+        passes.push_back({RowPass::kMax, k_.ops[x].operands[0], dest, "max",
+                          absl::StrCat("max of exp's operand (", OpLabel(k_, x), ", shifted)"),
+                          0.0});
+      }
+    }
+    const bool sum = op.fn == OpKind::kSum;
+    passes.push_back({sum ? RowPass::kSum : RowPass::kMax, x, absl::StrCat("row", q),
+                      sum ? "sum" : "max", absl::StrCat(sum ? "sum (" : "max (", OpLabel(k_, q), ")"),
+                      0.0});
+  }
+  return passes;
+}
+
+std::string PointwiseGen::IndexLines(const Shape& tile, const std::string& indent) {
+  std::string out;
+  int64_t inner = 1;
+  std::vector<std::string> idx(tile.size());
+  for (size_t d = tile.size(); d-- > 0;) {
+    idx[d] = absl::StrCat(indent, "const int i", d, " = (e / ", inner, ") % ", tile[d], ";");
+    inner *= tile[d];
+  }
+  for (const std::string& line : idx) absl::StrAppend(&out, line, "\n");
+  for (size_t d = 0; d < tile.size(); ++d) absl::StrAppend(&out, indent, "(void)i", d, ";\n");
+  return out;
+}
+
+std::string PointwiseGen::PassCode(const RowPass& pass) const {
+  const Shape& tile = row_tile_;
+  const int64_t warps = k_.threads / 32;
+  const int x = pass.value;
+  const bool max = pass.how == RowPass::kMax;
+  const char* neg_inf = "-__int_as_float(0x7f800000)";
+  // acc ← acc ⊕ v: `fold` per element (v² for rms), `combine` for the warps' partials; then
+  // the row's value from its total t.
+  auto combine = [&](const std::string& acc, const std::string& v) {
+    return max ? absl::StrCat(acc, " = fmaxf(", acc, ", ", v, ");")
+               : absl::StrCat(acc, " += ", v, ";");
+  };
+  auto fold = [&](const std::string& acc, const std::string& v) {
+    return pass.how == RowPass::kSumSq ? absl::StrCat(acc, " += ", v, " * ", v, ";")
+                                       : combine(acc, v);
+  };
+  const std::string total =
+      pass.how == RowPass::kSumSq
+          ? absl::StrCat("1.0f / sqrtf(t / ", FloatLit(static_cast<double>(cols_)), " + ",
+                         FloatLit(pass.eps), ")")
+          : std::string("t");
   std::string s;
-  for (int o : outputs_) {
+  absl::StrAppend(&s, "  {  // pass: the ", pass.what, "\n");
+  if (max) {
+    absl::StrAppend(&s, "    float ss[", rows_, "];\n#pragma unroll\n    for (int r = 0; r < ",
+                    rows_, "; ++r) ss[r] = ", neg_inf, ";\n");
+  } else {
+    absl::StrAppend(&s, "    float ss[", rows_, "] = {};\n");
+  }
+  if (reg_elems_ > 0) {
+    absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", reg_elems_ / vec_,
+                    "; ++j)\n#pragma unroll\n    for (int k = 0; k < ", vec_,
+                    "; ++k) {\n      const int q = j * ", vec_, " + k;\n      const int e = (j * ",
+                    k_.threads, " + threadIdx.x) * ", vec_, " + k;\n", IndexLines(tile, "      "));
+    for (int i : Needed(x)) absl::StrAppend(&s, "      ", Statement(i, tile), "\n");
+    // V·T divides C: the elements of slot j are in row j·T·V / C for every t (a constant).
+    absl::StrAppend(&s, "      ",
+                    fold(absl::StrCat("ss[j * ", k_.threads * vec_, " / ", cols_, "]"), Var(x)),
+                    "\n      (void)q;\n    }\n");
+  } else {
+    absl::StrAppend(&s, "#pragma unroll\n    for (int row = 0; row < ", rows_, "; ++row) {\n");
+    absl::StrAppend(&s, "      for (int c = threadIdx.x; c < ", cols_, "; c += ", k_.threads,
+                    ") {\n");
+    absl::StrAppend(&s, "        const int e = row * ", cols_, " + c;\n", IndexLines(tile, "        "));
+    for (int i : Needed(x)) absl::StrAppend(&s, "        ", Statement(i, tile), "\n");
+    absl::StrAppend(&s, "        ", fold("ss[row]", Var(x)), "\n      }\n    }\n");
+  }
+  const char* warp_fn = max ? "WarpMax" : "WarpSum";
+  const std::string init = max ? neg_inf : "0.0f";
+  absl::StrAppend(&s, "    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
+  if (rows_ == 1) {
+    absl::StrAppend(&s, "    {\n      const float w = ", warp_fn, "(ss[0]);\n      if (lane == 0) red_",
+                    pass.dest, "[warp] = w;\n    }\n    __syncthreads();\n");
+    absl::StrAppend(&s, "    {\n      float t = ", init, ";\n#pragma unroll\n      for (int w = 0; w < ",
+                    warps, "; ++w) ", combine("t", absl::StrCat("red_", pass.dest, "[w]")), "\n      ",
+                    pass.dest, "[0] = ", total, ";\n    }\n  }\n");
+    return s;
+  }
+  absl::StrAppend(&s, "#pragma unroll\n    for (int row = 0; row < ", rows_,
+                  "; ++row) {\n      const float w = ", warp_fn, "(ss[row]);\n      if (lane == "
+                  "0) red[warp * ",
+                  rows_, " + row] = w;\n    }\n    __syncthreads();\n");
+  absl::StrAppend(&s, "    if (threadIdx.x < ", rows_, ") {\n      float t = ", init,
+                  ";\n      for (int w = 0; w < ", warps, "; ++w) ",
+                  combine("t", absl::StrCat("red[w * ", rows_, " + threadIdx.x]")), "\n      ",
+                  pass.dest, "[threadIdx.x] = ", total, ";\n    }\n    __syncthreads();\n  }\n");
+  return s;
+}
+
+std::string PointwiseGen::ElementLoops(const std::string& first, int64_t step,
+                                       const std::vector<int>& outs) const {
+  std::string s;
+  for (int o : outs.empty() ? outputs_ : outs) {
     const ConcreteBlockOp& out = k_.ops[o];
     const ConcreteTensor& t = p_.tensors[out.tensor];
     const Shape& tile = out.tile;
@@ -725,8 +908,9 @@ std::string PointwiseGen::ElementLoops(const std::string& first, int64_t step) c
 absl::StatusOr<std::string> PointwiseGen::Tail(const FusedCombine& f, int64_t threads,
                                                const std::string& region) {
   PRISM_RETURN_IF_ERROR(Analyze());
-  if (!rms_.empty()) {
-    return Err(rms_.front(), "cluster_combine: a combine kernel with rms cannot be folded");
+  if (!row_ops_.empty()) {
+    return Err(row_ops_.front(),
+               "cluster_combine: a combine kernel with a row reduction cannot be folded");
   }
   if (!matmuls_.empty()) {
     return Err(matmuls_.front(), "cluster_combine: a combine kernel with a matmul cannot be folded");

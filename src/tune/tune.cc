@@ -678,9 +678,27 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     }
   }
   if (r.candidates.empty()) {
-    std::vector<std::string> why;
+    // Each distinct reason once, in order of first appearance, with the families it stopped
+    // ("#1-#4, #7"); the per-family costs stay in codegen_skips.
+    std::vector<std::pair<std::string, std::vector<int>>> reasons;
     for (const CodegenSkip& s : r.codegen_skips) {
-      why.push_back(absl::StrCat("#", s.family + 1, " (cost ", s.cost_us, " µs): ", s.message));
+      auto it = std::find_if(reasons.begin(), reasons.end(),
+                             [&](const auto& x) { return x.first == s.message; });
+      if (it == reasons.end()) it = reasons.insert(reasons.end(), {s.message, {}});
+      it->second.push_back(s.family + 1);
+    }
+    std::vector<std::string> why;
+    for (const auto& [message, families] : reasons) {
+      std::vector<std::string> runs;
+      for (size_t i = 0; i < families.size();) {
+        size_t j = i;
+        while (j + 1 < families.size() && families[j + 1] == families[j] + 1) ++j;
+        runs.push_back(j == i ? absl::StrCat("#", families[i])
+                              : absl::StrCat("#", families[i], "-#", families[j]));
+        i = j + 1;
+      }
+      why.push_back(absl::StrCat(message, " (", families.size() == 1 ? "family " : "families ",
+                                 absl::StrJoin(runs, ", "), ")"));
     }
     return absl::FailedPreconditionError(
         absl::StrCat("no family can be generated as CUDA yet: ", r.codegen_skips.size(),

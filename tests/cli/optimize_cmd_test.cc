@@ -59,12 +59,14 @@ TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
 // Programs of one or two plain ops, each of which `prism optimize` must turn into CUDA: a
 // plain matmul had no family codegen could generate (only the whole-K tile), so it failed
 // with "no family can be generated as CUDA yet", and mul(X, X) had no family at all
-// (2026-12-05).
+// (2026-12-05). Row reductions and softmax had families but no template ("the pointwise
+// template supports only ...").
 TEST(OptimizeCliTest, PlainProgramsGenerate) {
   const struct {
     const char* name;
     const char* text;
     const char* selected;  // a substring of the "selected" line
+    const char* code = "";  // a substring of kernel.cu, when not the default below
   } kCases[] = {
       {"gemv", "X = input f16[8, 1024]\nW = input f16[1024, 512]\nY = matmul(X, W)\noutput Y\n",
        " (1 kernel) at gx="},
@@ -72,6 +74,12 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
       {"relu_gemv",
        "X = input f16[4, 256]\nW = input f16[256, 128]\nY = relu(matmul(X, W))\noutput Y\n",
        "selected  family #"},
+      {"softmax", "X = input f16[8, 4096]\nY = softmax(X, -1)\noutput Y\n", " (1 kernel) at ",
+       "2 row pass(es) (max, sum) over "},
+      {"row_sum", "X = input f32[32, 1000]\nY = sum(X, -1)\noutput Y\n", " (1 kernel) at ",
+       "1 row pass(es) (sum) over "},
+      {"row_max", "X = input f16[4, 2048]\nY = max(X, -1)\noutput Y\n", " (1 kernel) at ",
+       "1 row pass(es) (max) over "},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.name);
@@ -84,7 +92,9 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
     std::ifstream in(dir + "/out/kernel.cu");
     std::stringstream src;
     src << in.rdbuf();
-    if (absl::StrContains(c.text, "matmul")) {
+    if (*c.code != '\0') {
+      EXPECT_THAT(src.str(), HasSubstr(c.code));
+    } else if (absl::StrContains(c.text, "matmul")) {
       EXPECT_THAT(src.str(), HasSubstr("MmaM16N8K16(")) << "a tensor-core GEMM kernel";
     } else {
       EXPECT_THAT(src.str(), HasSubstr(" = v0 * v0;  // v1 (mul)"));
@@ -124,17 +134,19 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
   const std::string dir = Tmp("err");
   std::ofstream(dir + "/file") << "x";
   const std::string program = SmallProgram(dir);
-  const std::string softmax = dir + "/softmax.prism";
-  std::ofstream(softmax) << "X = input f16[4, 64]\nY = softmax(X, -1)\noutput Y\n";
+  const std::string bmm = dir + "/bmm.prism";
+  std::ofstream(bmm) << "X = input f16[2, 16, 32]\nW = input f16[2, 32, 16]\nY = matmul(X, W)\n"
+                        "output Y\n";
   const ErrorCase cases[] = {
       {{"optimize", program, "--gpu", "0", "--no-gpu"},
        2,
        "prism: error: give at most one of --gpu or --no-gpu\n"},
       {{"optimize", "--workload", "nope", "--no-gpu"}, 2, "prism: error: unknown workload 'nope'"},
-      // A row softmax: its families need a row sum, which no codegen template emits yet.
-      {{"optimize", softmax, "--no-gpu", "--out", dir + "/softmax"},
+      // A batched matmul: its families have rank-3 tiles, which no codegen template emits yet.
+      {{"optimize", bmm, "--no-gpu", "--out", dir + "/bmm"},
        2,
-       "prism: error: no family can be generated as CUDA yet: "},
+       "prism: error: no family can be generated as CUDA yet: 21 families tried; codegen: kernel "
+       "k0, op v0 (input): only rank-2 tiles are supported (families #1-#21)\n"},
       {{"optimize", program, "--no-gpu", "--out", dir + "/file/out"},
        2,
        "prism: error: cannot create the output directory '" + dir + "/file/out': "},

@@ -2,7 +2,9 @@
 // and the Unimplemented statuses for block ops the generator does not cover.
 #include "prism/codegen/codegen.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
 #include <iostream>
 #include <set>
@@ -19,6 +21,9 @@
 #include "nlohmann/json.hpp"
 #include "prism/base/status.h"
 #include "prism/block/block_instance.h"
+#include "prism/block/emulator.h"
+#include "prism/ir/interpreter.h"
+#include "prism/ir/tensor.h"
 #include "prism/codegen/nvrtc.h"
 #include "testing/status_matchers.h"
 
@@ -271,9 +276,8 @@ TEST(CodegenTest, NamesTheMissingOp) {
       MissingCase{"rmsnorm_linear_splitk",
                   {{"g", 48}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 2}},
                   absl::StatusCode::kUnimplemented,
-                  "kernel reduce_scale, op ss (sum): the pointwise template supports only "
-                  "inputs, elementwise ops, inv_rms, rms, acc_sum and an after-loop matmul of an "
-                  "acc_sum"},
+                  "kernel reduce_scale, op ss (sum): sum is supported only in kernels without a "
+                  "forloop (forloop 8)"},
       MissingCase{"rmsnorm_linear",
                   {{"g", 48}, {"F", 4}, {"T", 256}, {"S", 3}},
                   absl::StatusCode::kResourceExhausted,
@@ -565,7 +569,7 @@ TEST(CodegenTest, LoraAndNtransGenerateOneKernel) {
       {"ntrans",
        8,
        {{"g", 1}, {"T", 256}},
-       {"2 rms pass(es) over 8 row(s) of 4096, inputs re-read per pass",
+       {"2 row pass(es) (rms, rms) over 8 row(s) of 4096, inputs re-read per pass",
         "__shared__ float inv3[8];", "for (int c = threadIdx.x; c < 4096; c += 256) {",
         "const float v3 = v1 * inv3[e / 4096];  // Hn (rms)",
         "inv7[threadIdx.x] = 1.0f / sqrtf(t / 4096.0f + 9.99999997e-07f);"},
@@ -575,13 +579,15 @@ TEST(CodegenTest, LoraAndNtransGenerateOneKernel) {
       {"ntrans",
        8,
        {{"g", 8}, {"T", 512}},
-       {"2 rms pass(es) over 1 row(s) of 4096, inputs in registers (8 per thread, 16-byte loads)",
+       {"2 row pass(es) (rms, rms) over 1 row(s) of 4096, inputs in registers (8 per thread, "
+        "16-byte loads)",
         "float x1[8];", "const U32x4 raw = *reinterpret_cast<const U32x4*>(t_H + ",
         "const float v1 = x1[q];  // Ht (input)", "ss[j * 4096 / 4096] += v6 * v6;",
         // One row: each pass's partials in its own array, the factor in a register of every
         // thread after the pass's one barrier.
-        "__shared__ float red3[16];", "float inv3[1];  // the row's rms factor, in every thread",
-        "if (lane == 0) red7[warp] = w;", "for (int w = 0; w < 16; ++w) t += red7[w];",
+        "__shared__ float red_inv3[16];",
+        "float inv3[1];  // the row's rms factor (Hn (rms)), in every thread",
+        "if (lane == 0) red_inv7[warp] = w;", "for (int w = 0; w < 16; ++w) t += red_inv7[w];",
         "inv7[0] = 1.0f / sqrtf(t / 4096.0f + 9.99999997e-07f);",
         "const float v7 = v6 * inv7[0];  // Yt (rms)",
         "= U32x4{PackF16x2(ov[0], ov[1]), PackF16x2(ov[2], ov[3]), PackF16x2(ov[4], ov[5]), "
@@ -631,6 +637,214 @@ TEST(CodegenTest, RmsAndAfterLoopMatmulLimits) {
     SCOPED_TRACE(c.fixture);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(c.fixture, c.sizes));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    EXPECT_THAT(GenerateCuda(p), StatusIs(absl::StatusCode::kUnimplemented, c.message));
+  }
+}
+
+// Row reductions in the pointwise template (split_fixtures.h, row_softmax / row_stats): one
+// pass per sum / max, softmax's exp shifted by the row max (a max pass before the sum), stores
+// of the row tile and of one value per row, with inputs in registers or re-read per pass.
+TEST(CodegenTest, RowReductions) {
+  struct Case {
+    const char* fixture;
+    fixtures::Sizes sizes;
+    Assignment assignment;
+    std::vector<std::string> lines;
+    std::array<int64_t, 3> grid;
+  };
+  const Case cases[] = {
+      // One row per block, 8 elements per thread in registers, 16-byte loads and stores.
+      {"row_softmax",
+       {{"B", 8}, {"D", 4096}},
+       {{"g", 8}, {"T", 512}},
+       {"2 row pass(es) (max, sum) over 1 row(s) of 4096, inputs in registers (8 per thread, "
+        "16-byte loads)",
+        "float mx1[1];  // the row's max of exp's operand (E (exp), shifted), in every thread",
+        "ss[j * 4096 / 4096] = fmaxf(ss[j * 4096 / 4096], v0);",
+        "const float w = WarpMax(ss[0]);", "for (int w = 0; w < 16; ++w) t = fmaxf(t, red_mx1[w]);",
+        "const float v1 = expf(v0 - mx1[0]);  // E (exp)", "ss[j * 4096 / 4096] += v1;",
+        "const float v2 = row2[0];  // Se (sum)", "const float v3 = v1 / v2;  // Yt (div)",
+        "= U32x4{PackF16x2(ov[0], ov[1])"},
+       {8, 1, 1}},
+      // Four rows per block over 64 threads (C = 100 is no multiple of T): re-read per pass,
+      // each row's values in shared memory.
+      {"row_softmax",
+       {{"B", 8}, {"D", 100}},
+       {{"g", 2}, {"T", 64}},
+       {"2 row pass(es) (max, sum) over 4 row(s) of 100, inputs re-read per pass",
+        "__shared__ float mx1[4];  // each row's max of exp's operand (E (exp), shifted)",
+        "for (int c = threadIdx.x; c < 100; c += 64) {", "ss[row] = fmaxf(ss[row], v0);",
+        "for (int w = 0; w < 2; ++w) t = fmaxf(t, red[w * 4 + threadIdx.x]);",
+        "mx1[threadIdx.x] = t;", "const float v1 = expf(v0 - mx1[e / 100]);  // E (exp)",
+        "const float v2 = row2[e / 100];  // Se (sum)"},
+       {2, 1, 1}},
+      // Two outputs: the row tile (X − max) and one f32 value per row (Σ X), stored by the
+      // first threads after the row tile's stores.
+      {"row_stats",
+       {{"B", 16}, {"D", 1024}},
+       {{"g", 4}, {"T", 128}},
+       {"2 row pass(es) (sum, max) over 4 row(s) of 1024, inputs in registers (32 per thread, "
+        "16-byte loads)",
+        "__shared__ float row1[4];  // each row's sum (St (sum))",
+        "__shared__ float row3[4];  // each row's max (Mt (max))", "ss[j * 1024 / 1024] += v0;",
+        "const float v4 = v0 - v3;  // Yt (sub)", "for (int e = first; e < 4; e += 128) {",
+        "const float v1 = row1[e / 1];  // St (sum)",
+        "t_S[((long long)bx * 4LL + i0) * 1LL + (0LL + i1) * 1LL] = v1;"},
+       {4, 1, 1}},
+      // The same re-read per pass (3 rows of 100 per block): the row tile's loop, then the
+      // per-row loop, both from `first`.
+      {"row_stats",
+       {{"B", 6}, {"D", 100}},
+       {{"g", 2}, {"T", 64}},
+       {"2 row pass(es) (sum, max) over 3 row(s) of 100, inputs re-read per pass",
+        "for (int e = first; e < 300; e += 64) {", "const float v3 = row3[e / 100];  // Mt (max)",
+        "for (int e = first; e < 3; e += 64) {", "const float v1 = row1[e / 1];  // St (sum)"},
+       {2, 1, 1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.fixture, " ", c.lines.front()));
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(c.fixture, c.sizes));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    ASSERT_EQ(code.launches.size(), 1u);
+    EXPECT_EQ(code.launches[0].grid, c.grid);
+    EXPECT_EQ(code.launches[0].dynamic_smem_bytes, 0);
+    for (const std::string& line : c.lines) EXPECT_THAT(code.source, HasSubstr(line));
+    if (::testing::Test::HasFailure()) std::cerr << code.source.substr(code.source.find("// kernel "));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p));
+    EXPECT_EQ(code.source, again.source);
+  }
+}
+
+// The row fixtures are what their Programs say: the block emulator's outputs match the
+// reference interpreter's (f64) to f16 rounding, so codegen_gpu_test's comparison with the
+// emulator checks the Programs' semantics. With inputs × 64 the emulator's exact exp overflows
+// (the reason the generated softmax shifts by the row max) while the reference's softmax does not.
+TEST(CodegenTest, RowFixturesMatchTheirPrograms) {
+  const std::pair<const char*, fixtures::Sizes> cases[] = {
+      {"row_softmax", {{"B", 8}, {"D", 100}}}, {"row_stats", {{"B", 6}, {"D", 100}}}};
+  for (const auto& [name, sizes] : cases) {
+    SCOPED_TRACE(name);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(name, sizes));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, {{"g", 2}, {"T", 64}}));
+    std::vector<Tensor> in = RandomInputs(f.program, 7);
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> emulated, Emulate(p, in));
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> reference, Evaluate(f.program, in, EvalMode::kF64));
+    ASSERT_EQ(emulated.size(), reference.size());
+    for (size_t o = 0; o < emulated.size(); ++o) {
+      ASSERT_EQ(emulated[o].data.size(), reference[o].data.size());
+      for (size_t i = 0; i < emulated[o].data.size(); ++i) {
+        EXPECT_NEAR(emulated[o].data[i], reference[o].data[i],
+                    2e-3 * std::max(1.0, std::abs(reference[o].data[i])))
+            << "output " << o << " element " << i;
+      }
+    }
+    if (std::string(name) != "row_softmax") continue;
+    for (double& v : in[0].data) v *= 64.0;
+    ASSERT_OK_AND_ASSIGN(emulated, Emulate(p, in));
+    ASSERT_OK_AND_ASSIGN(reference, Evaluate(f.program, in, EvalMode::kF64));
+    bool emulated_finite = true, reference_finite = true;
+    for (double v : emulated[0].data) emulated_finite &= std::isfinite(v);
+    for (double v : reference[0].data) reference_finite &= std::isfinite(v);
+    EXPECT_FALSE(emulated_finite);
+    EXPECT_TRUE(reference_finite);
+  }
+}
+
+// A softmax's exp is shifted only when the shift cancels: an exp also stored, or whose sum
+// is used otherwise, is evaluated as written.
+TEST(CodegenTest, SoftmaxShiftOnlyWhereItCancels) {
+  constexpr int64_t R = kReplicate;
+  struct Case {
+    const char* name;
+    bool store_exp;  // exp(X) is a second output
+    bool store_sum;  // sum(exp(X)) is a second output
+    bool shifted;
+  };
+  const Case cases[] = {{"ratio only", false, false, true},
+                        {"exp stored", true, false, false},
+                        {"sum stored", false, true, false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SGraph g("shift");
+    const int x = g.AddInput("X", DType::kF16, {4, 256});
+    const int y = g.AddOutput("Y", DType::kF16, {4, 256});
+    BlockGraphBuilder kb(g, {g.Const(4), g.One(), g.One()}, g.Const(128), g.One(), g.One());
+    const int xt = kb.Input("Xt", x, {0, R, R}, R);
+    const int e = kb.Unary("E", OpKind::kExp, xt);
+    const int se = kb.Reduce("Se", OpKind::kSum, e, -1);
+    kb.Output(kb.Binary("Yt", OpKind::kDiv, e, se), y, {0, R, R});
+    if (c.store_exp) kb.Output(e, g.AddOutput("Ex", DType::kF16, {4, 256}), {0, R, R});
+    if (c.store_sum) kb.Output(se, g.AddOutput("Sx", DType::kF32, {4, 1}), {0, R, R});
+    std::move(kb).Finish("k0");
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(g, {}));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    EXPECT_EQ(absl::StrContains(code.source, "expf(v0 - mx1[0])"), c.shifted);
+    EXPECT_EQ(absl::StrContains(code.source, "const float v1 = expf(v0);  // E (exp)"), !c.shifted);
+    EXPECT_THAT(code.source, HasSubstr(c.shifted ? "2 row pass(es) (max, sum)" : "1 row pass(es) (sum)"));
+  }
+}
+
+// What the row path refuses, by exact message.
+TEST(CodegenTest, RowReductionLimits) {
+  constexpr int64_t R = kReplicate;
+  struct Case {
+    const char* name;
+    std::function<void(SGraph&)> build;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"more than 32 rows",
+       [](SGraph& g) {
+         const int x = g.AddInput("X", DType::kF16, {64, 256});
+         BlockGraphBuilder kb(g, {g.One(), g.One(), g.One()}, g.Const(128), g.One(), g.One());
+         kb.Output(kb.Reduce("St", OpKind::kSum, kb.Input("Xt", x, {0, R, R}, R), -1),
+                   g.AddOutput("S", DType::kF32, {64, 1}), {0, R, R});
+         std::move(kb).Finish("k0");
+       },
+       "codegen: kernel k0, op St (sum): sum over 64 rows per block (at most 32 are supported)"},
+      {"not over the last dim",
+       [](SGraph& g) {
+         const int x = g.AddInput("X", DType::kF16, {8, 256});
+         BlockGraphBuilder kb(g, {g.Const(4), g.One(), g.One()}, g.Const(128), g.One(), g.One());
+         kb.Output(kb.Reduce("Mt", OpKind::kMax, kb.Input("Xt", x, {1, R, R}, R), 0),
+                   g.AddOutput("M", DType::kF16, {1, 256}), {1, R, R});
+         std::move(kb).Finish("k0");
+       },
+       "codegen: kernel k0, op Mt (max): max is supported only over the last dim (a row "
+       "reduction)"},
+      {"two row tiles",
+       [](SGraph& g) {
+         const int x = g.AddInput("X", DType::kF16, {8, 256});
+         const int z = g.AddInput("Z", DType::kF16, {8, 128});
+         BlockGraphBuilder kb(g, {g.Const(2), g.One(), g.One()}, g.Const(128), g.One(), g.One());
+         const int sx = kb.Reduce("Sx", OpKind::kSum, kb.Input("Xt", x, {0, R, R}, R), -1);
+         const int sz = kb.Reduce("Sz", OpKind::kSum, kb.Input("Zt", z, {0, R, R}, R), -1);
+         kb.Output(kb.Binary("St", OpKind::kAdd, sx, sz), g.AddOutput("S", DType::kF32, {8, 1}),
+                   {0, R, R});
+         std::move(kb).Finish("k0");
+       },
+       "codegen: kernel k0, op Sz (sum): reduces a 4×128 tile where Sx (sum) reduces 4×256: the "
+       "row reductions of a kernel must share one tile"},
+      {"another stored tile",
+       [](SGraph& g) {
+         const int x = g.AddInput("X", DType::kF16, {8, 256});
+         const int z = g.AddInput("Z", DType::kF16, {8, 128});
+         BlockGraphBuilder kb(g, {g.Const(2), g.One(), g.One()}, g.Const(128), g.One(), g.One());
+         kb.Output(kb.Reduce("Sx", OpKind::kSum, kb.Input("Xt", x, {0, R, R}, R), -1),
+                   g.AddOutput("S", DType::kF32, {8, 1}), {0, R, R});
+         kb.Output(kb.Unary("Zn", OpKind::kNeg, kb.Input("Zt", z, {0, R, R}, R)),
+                   g.AddOutput("N", DType::kF16, {8, 128}), {0, R, R});
+         std::move(kb).Finish("k0");
+       },
+       "codegen: kernel k0, op #5 (output): with row reductions, a stored tile must be the "
+       "reduced tile (4×256) or one value per row (4×1), not 4×128"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SGraph g("limits");
+    c.build(g);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(g, {}));
     EXPECT_THAT(GenerateCuda(p), StatusIs(absl::StatusCode::kUnimplemented, c.message));
   }
 }

@@ -44,10 +44,19 @@ struct GpuCase {
   // compared with the reference program in f64, not the emulator (whose exact-exp block
   // semantics overflow there: the split-KV partials in log-sum-exp form do not).
   double k_scale = 1.0;
+  const char* scaled = "Kt";  // the input k_scale multiplies
 };
 
 GpuCase LargeScores(GpuCase c) {
   c.k_scale = 16.0;
+  return c;
+}
+
+// A row softmax whose inputs pass exp's f32 range (standard normals × 64, up to about 220):
+// the generated kernel shifts exp by the row max, the emulator's exact exp overflows.
+GpuCase LargeInputs(GpuCase c) {
+  c.k_scale = 64.0;
+  c.scaled = "X";
   return c;
 }
 
@@ -391,6 +400,17 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                                {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
                                                0, false, false, false, true}),
+                           // Row reductions (split_fixtures.h): softmax with one row per
+                           // block in registers, two rows per block in registers, four rows
+                           // re-read per pass (C = 100); row_stats' per-row f32 sums and
+                           // X − max, in registers and re-read; softmax with large inputs.
+                           GpuCase{"row_softmax", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}}},
+                           GpuCase{"row_softmax", {{"B", 256}, {"D", 1024}}, {{"g", 128}, {"T", 64}}},
+                           GpuCase{"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
+                           GpuCase{"row_stats", {{"B", 16}, {"D", 1024}}, {{"g", 4}, {"T", 128}}},
+                           GpuCase{"row_stats", {{"B", 6}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
+                           LargeInputs(GpuCase{"row_softmax", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}}}),
+                           LargeInputs(GpuCase{"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}}),
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},
@@ -436,7 +456,7 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     if (c.k_scale != 1.0) {
       r.name += " [large scores]";
       for (size_t i = 0; i < f.program.inputs().size(); ++i) {
-        if (f.program.node(f.program.inputs()[i]).name != "Kt") continue;
+        if (f.program.node(f.program.inputs()[i]).name != c.scaled) continue;
         for (double& v : r.inputs[i].data) v *= c.k_scale;
       }
       // The regression this case guards: with exact-exp partials the emulator's (and the old

@@ -408,3 +408,48 @@ TEST(NvrtcAuditTest, LaunchOptionsCompile) {
 
 }  // namespace
 }  // namespace prism::codegen
+
+namespace prism::codegen {
+namespace {
+
+// Row reductions (split_fixtures.h: row_softmax, row_stats) compile for sm_80 and sm_90 without
+// spills, in each form: one row per block in registers with 16-byte loads, several rows in
+// registers, and re-read per pass with the per-row stores.
+TEST(NvrtcAuditTest, RowReductionsCompile) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  struct Case {
+    const char* fixture;
+    fixtures::Sizes sizes;
+    Assignment assignment;
+  };
+  const Case cases[] = {
+      {"row_softmax", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}}},
+      {"row_softmax", {{"B", 256}, {"D", 1024}}, {{"g", 128}, {"T", 64}}},
+      {"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
+      {"row_stats", {{"B", 16}, {"D", 1024}}, {{"g", 4}, {"T", 128}}},
+      {"row_stats", {{"B", 6}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
+  };
+  for (const Case& c : cases) {
+    std::string label = c.fixture;
+    for (const auto& [k, v] : c.sizes) label += " " + k + "=" + std::to_string(v);
+    for (const auto& [k, v] : c.assignment) label += " " + k + "=" + std::to_string(v);
+    SCOPED_TRACE(label);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx, codegen_test::MakeSplitFixture(c.fixture, c.sizes));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    for (int sm : {80, 90}) {
+      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+      ASSERT_EQ(r.kernels.size(), 1u) << r.log;
+      const CompiledKernelInfo& k = r.kernels[0];
+      std::cout << label << " sm_" << sm << ": " << k.registers << " registers, "
+                << k.static_smem_bytes << " B static shared memory\n";
+      EXPECT_GT(k.registers, 0);
+      EXPECT_LE(k.registers * code.launches[0].threads, 65536);
+      EXPECT_EQ(k.spill_store_bytes, 0) << r.log;
+      EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace prism::codegen

@@ -16,6 +16,11 @@
 //                     [M, s], the latter stored replicated along g (omap x = -: every column
 //                     block computes the same Σx² of its K chunk); k1 grid (g): Σ P0 ·
 //                     inv_rms(Σ P1) → Y
+//
+// And one-kernel row reductions as the search emits them for standalone programs (grid g over
+// the rows, forloop 1, whole rows per block; sizes B rows × D):
+//   row_softmax       softmax(X, -1) as exp(X) / sum(exp(X), -1) → Y f16 [B, D]
+//   row_stats         two outputs: S = sum(X, -1) f32 [B, 1] and Y = X − max(X, -1) f16 [B, D]
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
@@ -28,6 +33,7 @@
 #include "block/fixtures/fixtures.h"
 #include "prism/base/status.h"
 #include "prism/block/sgraph.h"
+#include "prism/ir/program.h"
 
 namespace prism::codegen_test {
 
@@ -130,13 +136,58 @@ inline absl::StatusOr<fixtures::Fixture> MakeLoraSplitXaFixture(const fixtures::
   return fixtures::Fixture{std::move(g), std::move(base.program)};
 }
 
+// The row-reduction fixtures (file comment) at `sizes` (B, D).
+inline absl::StatusOr<fixtures::Fixture> MakeRowFixture(absl::string_view name,
+                                                        const fixtures::Sizes& sizes) {
+  constexpr int64_t R = kReplicate;
+  const bool softmax = name == "row_softmax";
+  if (!softmax && name != "row_stats") return absl::NotFoundError(absl::StrCat("no row fixture ", name));
+  if (sizes.count("B") == 0 || sizes.count("D") == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes B and D"));
+  }
+  const int64_t b = sizes.at("B"), d = sizes.at("D");
+  SGraph g(std::string{name});
+  PRISM_ASSIGN_OR_RETURN(const Expr gx, SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(b)));
+  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
+                                                  Domain::Set({64, 128, 256, 512})));
+  const int x = g.AddInput("X", DType::kF16, {b, d});
+  ProgramBuilder p;
+  const TensorId px = p.Input("X", DType::kF16, {b, d});
+  BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, g.One(), g.One());
+  const int xt = kb.Input("Xt", x, {0, R, R}, R);
+  if (softmax) {
+    const int y = g.AddOutput("Y", DType::kF16, {b, d});
+    const int e = kb.Unary("E", OpKind::kExp, xt);
+    kb.Output(kb.Binary("Yt", OpKind::kDiv, e, kb.Reduce("Se", OpKind::kSum, e, -1)), y, {0, R, R});
+    const TensorId py = p.Softmax(px, -1);
+    p.SetName(py, "Y");
+    p.Output(py);
+  } else {
+    const int so = g.AddOutput("S", DType::kF32, {b, 1});
+    const int y = g.AddOutput("Y", DType::kF16, {b, d});
+    kb.Output(kb.Reduce("St", OpKind::kSum, xt, -1), so, {0, R, R});
+    kb.Output(kb.Binary("Yt", OpKind::kSub, xt, kb.Reduce("Mt", OpKind::kMax, xt, -1)), y,
+              {0, R, R});
+    const TensorId ps = p.Reduce(OpKind::kSum, px, -1);
+    const TensorId py = p.Sub(px, p.Reduce(OpKind::kMax, px, -1));
+    p.SetName(ps, "S");
+    p.SetName(py, "Y");
+    p.Output(ps);
+    p.Output(py);
+  }
+  std::move(kb).Finish("k0");
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
 // "gated_mlp_splitk", "lora_splitk", "lora_split_xa" or "rmsnorm_linear_split" at `sizes`
-// (fixtures::WorkloadSizes of the workload).
+// (fixtures::WorkloadSizes of the workload), or a row fixture (MakeRowFixture).
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
                                                           const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
   if (name == "rmsnorm_linear_split") return MakeRmsnormSplitFixture(sizes);
   if (name == "lora_split_xa") return MakeLoraSplitXaFixture(sizes);
+  if (name == "row_softmax" || name == "row_stats") return MakeRowFixture(name, sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));
