@@ -2,6 +2,7 @@
 #include "gen_util.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -259,6 +260,76 @@ std::string PipelineIterationHead(int64_t stages, bool fence_async_proxy) {
       "    __syncthreads();\n"
       "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - 1) % kStages);\n"
       "    CpAsyncCommit();\n");
+}
+
+}  // namespace prism::codegen::internal
+
+namespace prism::codegen::internal {
+
+std::optional<BlockProgram> SqueezeBatchDims(const BlockProgram& p) {
+  bool batched = false;
+  for (const ConcreteKernel& k : p.kernels) {
+    if (!k.is_block()) return std::nullopt;
+    const Template t = ChooseTemplate(k.block());
+    if (t == Template::kAttention) return std::nullopt;
+    for (const ConcreteBlockOp& op : k.block().ops) {
+      batched = batched || (t == Template::kGemm && op.tile.size() > 2);
+    }
+  }
+  if (!batched) return std::nullopt;
+  // Rank r ≥ 3 → 2: dims 0..r−2 become dim 0, dim r−1 becomes dim 1.
+  auto new_dim = [](int d, size_t rank) { return d < static_cast<int>(rank) - 1 ? 0 : 1; };
+  auto squeeze_tile = [](const Shape& t) -> std::optional<Shape> {
+    if (t.size() <= 2) return t;
+    for (size_t d = 0; d + 2 < t.size(); ++d) {
+      if (t[d] != 1) return std::nullopt;
+    }
+    return Shape{t[t.size() - 2], t.back()};
+  };
+  BlockProgram out = p;
+  for (ConcreteTensor& t : out.tensors) {
+    if (t.shape.size() <= 2) continue;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= t.shape[d];
+    t.shape = Shape{rows, t.shape.back()};
+  }
+  for (ConcreteKernel& kernel : out.kernels) {
+    ConcreteBlockGraph& k = std::get<ConcreteBlockGraph>(kernel.body);
+    for (ConcreteBlockOp& op : k.ops) {
+      const size_t rank = op.tile.size();
+      if (rank == 1) return std::nullopt;
+      if (op.walks_groups) return std::nullopt;
+      if (op.kind == BlockOpKind::kInput || op.kind == BlockOpKind::kOutput) {
+        const size_t trank = p.tensors[op.tensor].shape.size();
+        if (trank != rank) return std::nullopt;
+        if (trank > 2) {
+          // The axes on the merged dims, in x-major order, must map them in dim order; the
+          // forloop may walk only the last of them (dim r−2).
+          int last = -1;
+          for (int axis = 0; axis < kNumGridAxes; ++axis) {
+            const int d = op.map[axis];
+            if (d == kReplicate || d >= static_cast<int>(trank) - 1) continue;
+            if (d < last) return std::nullopt;
+            last = d;
+          }
+          if (op.fmap != kReplicate && op.fmap < static_cast<int>(trank) - 2) return std::nullopt;
+          for (int axis = 0; axis < kNumGridAxes; ++axis) {
+            if (op.map[axis] != kReplicate) op.map[axis] = new_dim(op.map[axis], trank);
+          }
+          if (op.fmap != kReplicate) op.fmap = new_dim(op.fmap, trank);
+        }
+      }
+      if ((op.kind == BlockOpKind::kReduce || op.kind == BlockOpKind::kRms) && rank > 2) {
+        // Over dim r−2 of a tile one element deep in dims 0..r−3 is over the merged dim.
+        if (op.dim < static_cast<int>(rank) - 2) return std::nullopt;
+        op.dim = op.dim == static_cast<int>(rank) - 1 ? 1 : 0;
+      }
+      const std::optional<Shape> tile = squeeze_tile(op.tile);
+      if (!tile) return std::nullopt;
+      op.tile = *tile;
+    }
+  }
+  return out;
 }
 
 }  // namespace prism::codegen::internal

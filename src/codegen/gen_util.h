@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -157,6 +158,19 @@ absl::StatusOr<LaunchConfig> GeneratePointwiseKernel(const BlockProgram& p, int 
 // exponentiated inside the forloop (S = Q·K, E = exp(S)), else kGemm.
 enum class Template { kGemm, kAttention, kPointwise };
 Template ChooseTemplate(const ConcreteBlockGraph& k);
+
+// Batched matmuls for the rank-2 templates: `p` with every tensor of rank r ≥ 3 viewed as
+// rank 2, its leading r − 1 dims merged into one ([B, M, K] → [B·M, K], the same row-major
+// memory), when every tile of such a tensor (and every op tile of rank r) spans one element
+// of dims 0..r−3 — the batch is split over the grid — so a tile is a rank-2 block of the merged
+// view, and the merged view places it where the emulator does: the grid axes mapped to the
+// merged dims, linearized x-major, must map them in dim order, and the forloop must not walk
+// dims 0..r−3 (TileOrigin then yields the merged origin). nullopt when `p` has no op tile of
+// rank > 2 in a GEMM kernel, a kernel for the attention template (which works on rank-3 tiles), a reduction or
+// rms over a merged dim, a forloop over partial-result groups, or any op that breaks these
+// conditions: codegen then reports its usual errors. Only for programs with a kernel for the
+// GEMM template that has such tiles (the pointwise template handles any rank itself).
+std::optional<BlockProgram> SqueezeBatchDims(const BlockProgram& p);
 
 }  // namespace prism::codegen::internal
 

@@ -78,6 +78,10 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
        "2 row pass(es) (max, sum) over "},
       {"row_sum", "X = input f32[32, 1000]\nY = sum(X, -1)\noutput Y\n", " (1 kernel) at ",
        "1 row pass(es) (sum) over "},
+      // A batched matmul, on the rank-2 view of its tensors (the batch split over the grid).
+      {"batched_matmul",
+       "X = input f16[8, 64, 128]\nW = input f16[8, 128, 64]\nY = matmul(X, W)\noutput Y\n",
+       " (1 kernel) at gx=8 ", "MmaM16N8K16("},
       {"row_max", "X = input f16[4, 2048]\nY = max(X, -1)\noutput Y\n", " (1 kernel) at ",
        "1 row pass(es) (max) over "},
   };
@@ -134,19 +138,18 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
   const std::string dir = Tmp("err");
   std::ofstream(dir + "/file") << "x";
   const std::string program = SmallProgram(dir);
-  const std::string bmm = dir + "/bmm.prism";
-  std::ofstream(bmm) << "X = input f16[2, 16, 32]\nW = input f16[2, 32, 16]\nY = matmul(X, W)\n"
-                        "output Y\n";
+  const std::string f32mm = dir + "/f32mm.prism";
+  std::ofstream(f32mm) << "X = input f32[4, 64]\nW = input f32[64, 32]\nY = matmul(X, W)\noutput Y\n";
   const ErrorCase cases[] = {
       {{"optimize", program, "--gpu", "0", "--no-gpu"},
        2,
        "prism: error: give at most one of --gpu or --no-gpu\n"},
       {{"optimize", "--workload", "nope", "--no-gpu"}, 2, "prism: error: unknown workload 'nope'"},
-      // A batched matmul: its families have rank-3 tiles, which no codegen template emits yet.
-      {{"optimize", bmm, "--no-gpu", "--out", dir + "/bmm"},
+      // An f32 matmul: the GEMM template multiplies f16 tiles only.
+      {{"optimize", f32mm, "--no-gpu", "--out", dir + "/f32mm"},
        2,
-       "prism: error: no family can be generated as CUDA yet: 21 families tried; codegen: kernel "
-       "k0, op v0 (input): only rank-2 tiles are supported (families #1-#21)\n"},
+       "prism: error: no family can be generated as CUDA yet: 11 families tried; codegen: kernel "
+       "k0, op v0 (input): only f16 input tensors are supported (families #1-#11)\n"},
       {{"optimize", program, "--no-gpu", "--out", dir + "/file/out"},
        2,
        "prism: error: cannot create the output directory '" + dir + "/file/out': "},

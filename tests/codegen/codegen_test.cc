@@ -716,17 +716,24 @@ TEST(CodegenTest, RowReductions) {
   }
 }
 
-// The row fixtures are what their Programs say: the block emulator's outputs match the
+// The row and batched-matmul fixtures are what their Programs say: the block emulator's outputs match the
 // reference interpreter's (f64) to f16 rounding, so codegen_gpu_test's comparison with the
 // emulator checks the Programs' semantics. With inputs × 64 the emulator's exact exp overflows
 // (the reason the generated softmax shifts by the row max) while the reference's softmax does not.
 TEST(CodegenTest, RowFixturesMatchTheirPrograms) {
-  const std::pair<const char*, fixtures::Sizes> cases[] = {
-      {"row_softmax", {{"B", 8}, {"D", 100}}}, {"row_stats", {{"B", 6}, {"D", 100}}}};
-  for (const auto& [name, sizes] : cases) {
+  const struct {
+    const char* name;
+    fixtures::Sizes sizes;
+    Assignment assignment;
+  } cases[] = {
+      {"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
+      {"row_stats", {{"B", 6}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
+      {"bmm", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 4}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"bmm_y_batch", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 4}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
+  for (const auto& [name, sizes, assignment] : cases) {
     SCOPED_TRACE(name);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(name, sizes));
-    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, {{"g", 2}, {"T", 64}}));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, assignment));
     std::vector<Tensor> in = RandomInputs(f.program, 7);
     ASSERT_OK_AND_ASSIGN(std::vector<Tensor> emulated, Emulate(p, in));
     ASSERT_OK_AND_ASSIGN(std::vector<Tensor> reference, Evaluate(f.program, in, EvalMode::kF64));
@@ -847,6 +854,47 @@ TEST(CodegenTest, RowReductionLimits) {
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(g, {}));
     EXPECT_THAT(GenerateCuda(p), StatusIs(absl::StatusCode::kUnimplemented, c.message));
   }
+}
+
+// A batched matmul (split_fixtures.h, bmm) with the batch split whole over the grid is
+// generated on the rank-2 view of its tensors: tile origins in merged rows (batch · M + row),
+// launch.json with the program's own rank-3 shapes. With part of the batch per block, or the
+// batch on a grid axis after N's, the tiles are no rank-2 blocks of that view: refused.
+TEST(CodegenTest, BatchedMatmulOnTheRank2View) {
+  const fixtures::Sizes sizes = {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}};
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture("bmm", sizes));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                       Instantiate(f.graph, {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  ASSERT_EQ(code.launches.size(), 1u);
+  EXPECT_EQ(code.launches[0].grid, (std::array<int64_t, 3>{8, 2, 1}));
+  for (const char* line :
+       {"matmul tile 64x64x64 (4 m16 tile(s))",
+        // X [8·64, 256]: rows blockIdx.x · 64; W [8·256, 128]: rows (blockIdx.x · 4 + it) · 64.
+        "t_X + ((long long)blockIdx.x * 64LL) * 256LL + (long long)it * 64LL, 256LL, tid);",
+        "t_W + ((long long)(blockIdx.x * 4LL + it) * 64LL) * 128LL + (long long)blockIdx.y * 64LL, "
+        "128LL, tid);"}) {
+    EXPECT_THAT(code.source, HasSubstr(line));
+  }
+  const nlohmann::json launch = nlohmann::json::parse(code.launch_json);
+  for (const nlohmann::json& arg : launch["kernels"][0]["args"]) {
+    EXPECT_EQ(arg["shape"].size(), 3u) << arg.dump();
+  }
+  ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p));
+  EXPECT_EQ(code.source, again.source);
+
+  ASSERT_OK_AND_ASSIGN(BlockProgram half,
+                       Instantiate(f.graph, {{"b", 4}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}));
+  EXPECT_THAT(GenerateCuda(half), StatusIs(absl::StatusCode::kUnimplemented,
+                                           "codegen: kernel k0, op Xt (input): only rank-2 tiles "
+                                           "are supported"));
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture swapped,
+                       codegen_test::MakeSplitFixture("bmm_y_batch", sizes));
+  ASSERT_OK_AND_ASSIGN(BlockProgram y_batch, Instantiate(swapped.graph, {{"b", 8}, {"g", 2}, {"F", 4},
+                                                                         {"T", 128}, {"S", 3}}));
+  EXPECT_THAT(GenerateCuda(y_batch), StatusIs(absl::StatusCode::kUnimplemented,
+                                              "codegen: kernel k0, op Xt (input): only rank-2 "
+                                              "tiles are supported"));
 }
 
 // lora's X·A split (split_fixtures.h, lora_split_xa) with the side accumulator or the combine's

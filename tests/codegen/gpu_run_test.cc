@@ -411,6 +411,12 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"row_stats", {{"B", 6}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
                            LargeInputs(GpuCase{"row_softmax", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}}}),
                            LargeInputs(GpuCase{"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}}),
+                           // Batched matmuls on the rank-2 view: 8 batches of 64 x 256 x 128
+                           // (4 m16 tiles, 3 stages), 32 batches of one m16 tile each.
+                           GpuCase{"bmm", {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}},
+                                   {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}},
+                           GpuCase{"bmm", {{"B", 32}, {"M", 16}, {"K", 1024}, {"N", 64}},
+                                   {{"b", 32}, {"g", 1}, {"F", 8}, {"T", 256}, {"S", 4}}},
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},

@@ -414,8 +414,9 @@ namespace {
 
 // Row reductions (split_fixtures.h: row_softmax, row_stats) compile for sm_80 and sm_90 without
 // spills, in each form: one row per block in registers with 16-byte loads, several rows in
-// registers, and re-read per pass with the per-row stores.
-TEST(NvrtcAuditTest, RowReductionsCompile) {
+// registers, and re-read per pass with the per-row stores; so do batched matmuls on their
+// rank-2 view (bmm).
+TEST(NvrtcAuditTest, RowReductionsAndBatchedMatmulsCompile) {
   if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
   struct Case {
     const char* fixture;
@@ -428,6 +429,8 @@ TEST(NvrtcAuditTest, RowReductionsCompile) {
       {"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
       {"row_stats", {{"B", 16}, {"D", 1024}}, {{"g", 4}, {"T", 128}}},
       {"row_stats", {{"B", 6}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
+      {"bmm", {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}}, {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}},
+      {"bmm", {{"B", 32}, {"M", 16}, {"K", 1024}, {"N", 64}}, {{"b", 32}, {"g", 1}, {"F", 8}, {"T", 256}, {"S", 4}}},
   };
   for (const Case& c : cases) {
     std::string label = c.fixture;

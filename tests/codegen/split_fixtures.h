@@ -21,6 +21,13 @@
 // the rows, forloop 1, whole rows per block; sizes B rows × D):
 //   row_softmax       softmax(X, -1) as exp(X) / sum(exp(X), -1) → Y f16 [B, D]
 //   row_stats         two outputs: S = sum(X, -1) f32 [B, 1] and Y = X − max(X, -1) f16 [B, D]
+//
+// And a batched matmul as the search emits it (sizes B, M, K, N): Y [B, M, N] = X [B, M, K] ·
+// W [B, K, N], grid (b over the batch, g over N, 1), forloop over K:
+//   bmm               acc_sum(X·W) → Y; with b = B the batch is split whole (codegen's rank-2
+//                     view, SqueezeBatchDims)
+//   bmm_y_batch       grid (g over M, b over the batch, 1): the merged view's rows would be
+//                     linearized M-major, misplacing the tiles, so codegen refuses it
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
@@ -180,6 +187,48 @@ inline absl::StatusOr<fixtures::Fixture> MakeRowFixture(absl::string_view name,
   return fixtures::Fixture{std::move(g), std::move(program)};
 }
 
+// The batched-matmul fixtures (file comment) at `sizes` (B, M, K, N).
+inline absl::StatusOr<fixtures::Fixture> MakeBmmFixture(absl::string_view name,
+                                                        const fixtures::Sizes& sizes) {
+  constexpr int64_t R = kReplicate;
+  const bool swapped = name == "bmm_y_batch";
+  if (!swapped && name != "bmm") return absl::NotFoundError(absl::StrCat("no bmm fixture ", name));
+  for (const char* d : {"B", "M", "K", "N"}) {
+    if (sizes.count(d) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes B, M, K and N"));
+    }
+  }
+  const int64_t b = sizes.at("B"), m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
+  SGraph g(std::string{name});
+  PRISM_ASSIGN_OR_RETURN(const Expr gb, SplitParam(g, "b", ParamRole::kGrid, Domain::DivisorsOf(b)));
+  // g splits N (bmm) or M (bmm_y_batch).
+  PRISM_ASSIGN_OR_RETURN(const Expr gn, SplitParam(g, "g", ParamRole::kGrid,
+                                                   Domain::DivisorsOf(swapped ? m : n)));
+  PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
+                                                  Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  const int x = g.AddInput("X", DType::kF16, {b, m, k});
+  const int w = g.AddInput("W", DType::kF16, {b, k, n});
+  const int y = g.AddOutput("Y", DType::kF16, {b, m, n});
+  // bmm: batch (dim 0) on axis x, N (dim 2 of W and Y) on axis y. bmm_y_batch: M (dim 1 of X
+  // and Y) on axis x, the batch on axis y.
+  BlockGraphBuilder kb(g, {swapped ? gn : gb, swapped ? gb : gn, g.One()}, t, f, st);
+  const int xt = kb.Input("Xt", x, {swapped ? 1 : 0, swapped ? 0 : R, R}, 2);
+  const int wt = kb.Input("Wt", w, {swapped ? R : 0, swapped ? 0 : 2, R}, 1);
+  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, wt)), y,
+            {swapped ? 1 : 0, swapped ? 0 : 2, R});
+  std::move(kb).Finish("k0");
+  ProgramBuilder p;
+  const TensorId px = p.Input("X", DType::kF16, {b, m, k});
+  const TensorId pw = p.Input("W", DType::kF16, {b, k, n});
+  const TensorId py = p.MatMul(px, pw);
+  p.SetName(py, "Y");
+  p.Output(py);
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
 // "gated_mlp_splitk", "lora_splitk", "lora_split_xa" or "rmsnorm_linear_split" at `sizes`
 // (fixtures::WorkloadSizes of the workload), or a row fixture (MakeRowFixture).
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
@@ -188,6 +237,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
   if (name == "rmsnorm_linear_split") return MakeRmsnormSplitFixture(sizes);
   if (name == "lora_split_xa") return MakeLoraSplitXaFixture(sizes);
   if (name == "row_softmax" || name == "row_stats") return MakeRowFixture(name, sizes);
+  if (name == "bmm" || name == "bmm_y_batch") return MakeBmmFixture(name, sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));
