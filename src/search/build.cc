@@ -51,7 +51,9 @@ int Searcher::AddOp(BlockGraphBuilder& kb, SGraph& g, const GenOp& op, const std
   switch (op.kind) {
     case BlockOpKind::kInput: return kb.Input(name, tensor, imap, fmap);
     case BlockOpKind::kMatMul: return kb.MatMul(name, id[op.a], id[op.b]);
-    case BlockOpKind::kUnary: return kb.Unary(name, op.fn, id[op.a]);
+    case BlockOpKind::kUnary:
+      return op.fn == OpKind::kScale ? kb.Scale(name, id[op.a], op.scalar)
+                                     : kb.Unary(name, op.fn, id[op.a]);
     case BlockOpKind::kBinary: return kb.Binary(name, op.fn, id[op.a], id[op.b]);
     case BlockOpKind::kReduce: return kb.Reduce(name, op.fn, id[op.a], -1);
     case BlockOpKind::kRms: return kb.Rms(name, id[op.a], -1);

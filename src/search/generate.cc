@@ -29,7 +29,10 @@ std::optional<Value> Searcher::Abstract(const GenOp& op, const std::vector<Value
       break;
     }
     case BlockOpKind::kUnary:
-      c = Node1(GetOpInfo(op.fn).name, {a.cls});
+      c = op.fn == OpKind::kScale
+              ? Node1("scale", {a.cls, index_->FindNode(LeafOpFor(Payload::Kind::kReal),
+                                                        Payload::Real(op.scalar), {})})
+              : Node1(GetOpInfo(op.fn).name, {a.cls});
       out.shape = a.shape;
       break;
     case BlockOpKind::kBinary: {
@@ -92,6 +95,7 @@ std::vector<GenOp> Searcher::Candidates(const std::vector<GenOp>& ops,
       for (int j = 0; j < n; ++j) out.push_back({BlockOpKind::kMatMul, OpKind::kMatMul, i, j, 0});
     }
     for (OpKind f : unary_) out.push_back({BlockOpKind::kUnary, f, i, -1, 0});
+    for (double c : scales_) out.push_back({BlockOpKind::kUnary, OpKind::kScale, i, -1, 0, c});
     for (OpKind f : binary_) {
       // Both operands the same value only for ops the Program applies so (mul(X, X)).
       const bool commutative = f == OpKind::kAdd || f == OpKind::kMul;
@@ -128,6 +132,7 @@ std::string Searcher::Canonical(const std::vector<GenOp>& ops) const {
   const GenOp& op = ops.back();
   std::string s = absl::StrCat("(", static_cast<int>(op.kind), ".", static_cast<int>(op.fn), ".",
                                op.count);
+  if (op.fn == OpKind::kScale) absl::StrAppend(&s, ".", absl::StrFormat("%.17g", op.scalar));
   std::vector<absl::string_view> kids;
   if (op.a >= 0) kids.push_back(canon_[op.a]);
   if (op.b >= 0) kids.push_back(canon_[op.b]);

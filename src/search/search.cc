@@ -74,6 +74,7 @@ void Searcher::CollectVocabulary() {
     const OpInfo& info = GetOpInfo(n.op);
     if (n.op == OpKind::kMatMul) matmul_ = true;
     if (info.category == OpCategory::kUnary && n.op != OpKind::kScale) unary_.insert(n.op);
+    if (n.op == OpKind::kScale) scales_.insert(n.scalar);
     if (info.category == OpCategory::kBinary) {
       binary_.insert(n.op);
       if (n.operands.size() == 2 && n.operands[0] == n.operands[1]) self_binary_.insert(n.op);

@@ -17,8 +17,8 @@ std::string Searcher::CacheKey() const {
   h.Add(uint64_t{0x5ea4c4});  // format 1
   // The generator's revision: a cache written by an earlier generator may lack structures
   // (2: a root value in the loop phase is also accumulated, Searcher::AccumulateRoot; 3: add
-  // and mul of a value with itself).
-  h.Add(uint64_t{3});
+  // and mul of a value with itself; 4: scale ops).
+  h.Add(uint64_t{4});
   for (const Node& n : program_.nodes()) {
     h.Add(static_cast<int>(n.op)).Add(static_cast<int>(n.dtype)).Add(n.dim).Add(n.scalar).Add(n.eps);
     h.Add(static_cast<uint64_t>(n.operands.size()));
@@ -39,6 +39,7 @@ nlohmann::json Searcher::TemplateJson(const Template& t) const {
     if (op.kind == BlockOpKind::kInput) j["input"] = op.count;
     if (op.kind == BlockOpKind::kUnary || op.kind == BlockOpKind::kBinary || op.kind == BlockOpKind::kReduce) {
       j["fn"] = std::string(GetOpInfo(op.fn).name);
+      if (op.fn == OpKind::kScale) j["scalar"] = op.scalar;
     }
     if (op.a >= 0) j["a"] = op.a;
     if (op.b >= 0) j["b"] = op.b;
@@ -82,6 +83,7 @@ std::optional<std::pair<Searcher::Template, std::vector<Value>>> Searcher::Templ
         std::optional<OpKind> fn = ParseOpName(o.at("fn").get<std::string>());
         if (!fn) return std::nullopt;
         op.fn = *fn;
+        if (op.fn == OpKind::kScale) op.scalar = o.at("scalar").get<double>();
       }
       if (op.kind == BlockOpKind::kInput) {
         op.count = o.at("input").get<int64_t>();

@@ -28,6 +28,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "prism/base/check.h"
 #include "prism/base/status.h"
@@ -59,7 +60,10 @@ struct GenOp {
   OpKind fn = OpKind::kInput;
   int a = -1, b = -1;
   int64_t count = 0;  // inv_rms: n; input: Program input index
-  auto Key() const { return std::make_tuple(static_cast<int>(kind), static_cast<int>(fn), a, b, count); }
+  double scalar = 0.0;  // unary scale: the constant c of c·x
+  auto Key() const {
+    return std::make_tuple(static_cast<int>(kind), static_cast<int>(fn), a, b, count, scalar);
+  }
 };
 
 // A value of the partial structure: its abstract class and whether it is after the loop.
@@ -330,6 +334,8 @@ class Searcher {
   std::optional<double> incumbent_;
   bool matmul_ = false, sum_ = false, max_ = false, rms_ = false;
   std::set<OpKind> unary_, binary_;
+  // The constants of the Program's scale ops (each a unary op of the vocabulary).
+  std::set<double> scales_;
   // Binary ops the Program applies to one value twice (mul(X, X)): only these are generated
   // with both operands the same value (elsewhere that only adds states to explore).
   std::set<OpKind> self_binary_;

@@ -60,7 +60,8 @@ TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
 // plain matmul had no family codegen could generate (only the whole-K tile), so it failed
 // with "no family can be generated as CUDA yet", and mul(X, X) had no family at all
 // (2026-12-05). Row reductions and softmax had families but no template ("the pointwise
-// template supports only ...").
+// template supports only ..."), batched matmuls failed with "only rank-2 tiles are supported",
+// and a scale had no family.
 TEST(OptimizeCliTest, PlainProgramsGenerate) {
   const struct {
     const char* name;
@@ -78,6 +79,10 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
        "2 row pass(es) (max, sum) over "},
       {"row_sum", "X = input f32[32, 1000]\nY = sum(X, -1)\noutput Y\n", " (1 kernel) at ",
        "1 row pass(es) (sum) over "},
+      // A scale by a constant, as an epilogue of a GEMM.
+      {"scaled_gemv",
+       "X = input f16[8, 1024]\nW = input f16[1024, 512]\nY = scale(matmul(X, W), 0.125)\noutput Y\n",
+       "selected  family #", " = 0.125f * v"},
       // A batched matmul, on the rank-2 view of its tensors (the batch split over the grid).
       {"batched_matmul",
        "X = input f16[8, 64, 128]\nW = input f16[8, 128, 64]\nY = matmul(X, W)\noutput Y\n",

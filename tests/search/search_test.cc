@@ -314,6 +314,67 @@ TEST_F(SearchTest, ABinaryOpOfOneValueTwice) {
   }
 }
 
+// scale(x, c) is generated with the Program's constant: before, scale was left out of the
+// vocabulary and the search found no family for scale(X, 0.5) or scale(X·W, 0.125)
+// (2026-12-05). Two constants of one Program stay apart, and a cached structure replays with
+// its constant at another size.
+TEST_F(SearchTest, ScaleOpsCarryTheirConstant) {
+  auto program = [](int64_t m, bool matmul, std::vector<double> scales) {
+    ProgramBuilder pb;
+    TensorId y = pb.Input("X", DType::kF16, {m, 256});
+    if (matmul) y = pb.MatMul(y, pb.Input("W", DType::kF16, {256, 128}));
+    for (double c : scales) y = pb.Scale(y, c);
+    pb.SetName(y, "Y");
+    pb.Output(y);
+    return std::move(pb).Build();
+  };
+  const struct {
+    const char* name;
+    bool matmul;
+    std::vector<double> scales;
+    const char* ops;  // of the best family
+  } kCases[] = {{"scale", false, {0.5}, "input scale output"},
+                {"two constants", false, {0.5, 3.0}, "input scale scale output"},
+                {"matmul", true, {0.125}, "input input matmul acc_sum scale output"}};
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(Program p, program(8, c.matmul, c.scales));
+    SearchConfig config = TestConfig();
+    config.max_kernels = 1;
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
+    ASSERT_FALSE(r.families.empty());
+    bool found = false;
+    for (const FamilyResult& fam : r.families) {
+      if (OpsOf(*fam.graph) != c.ops) continue;
+      found = true;
+      std::vector<double> scalars;
+      for (const BlockOp& op : fam.graph->kernels()[0].block().ops) {
+        if (op.kind == BlockOpKind::kUnary && op.fn == OpKind::kScale) scalars.push_back(op.scalar);
+      }
+      EXPECT_EQ(scalars, c.scales);
+    }
+    EXPECT_TRUE(found) << Describe(r);
+    ExpectFamiliesEmulate(p, r);
+  }
+  // The cache: a hit at another size replays the constants.
+  const std::string dir = ::testing::TempDir() + "/prism_scale_cache_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  FamilyCache cache(dir);
+  SearchConfig config = TestConfig();
+  config.max_kernels = 1;
+  config.cache = &cache;
+  ASSERT_OK_AND_ASSIGN(Program small, program(8, false, {0.5, 3.0}));
+  ASSERT_OK_AND_ASSIGN(Program large, program(16, false, {0.5, 3.0}));
+  ASSERT_OK_AND_ASSIGN(SearchResult first, Search(small, config, target_));
+  FamilyCache reopened(dir);
+  config.cache = &reopened;
+  ASSERT_OK_AND_ASSIGN(SearchResult hit, Search(large, config, target_));
+  EXPECT_TRUE(hit.cache_hit);
+  ASSERT_FALSE(hit.families.empty());
+  ExpectFamiliesEmulate(large, hit);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(SearchTest, MapPrefilterChangesNothing) {
   struct Case {
     std::string name;
