@@ -169,7 +169,7 @@ bool Searcher::Hopeless(const std::vector<GenOp>& ops, const std::vector<Value>&
     ++dangling;
     auto it = depth_.find(values[i].cls);
     const int depth = it == depth_.end() ? 0 : it->second;
-    need = std::max(need, (depth + 2) / 3);
+    need = std::max(need, (depth + levels_per_op_ - 1) / levels_per_op_);
   }
   need = std::max(need, dangling - 1);
   return need > left;

@@ -116,10 +116,11 @@ class Searcher {
   // Whether the ops left (max_block_ops minus the compute ops so far) cannot complete the
   // structure: every value that no op uses yet (inputs included) must still reach the output,
   // and (a) an op consumes at most two values and adds one, so d unused values need at least
-  // d − 1 more ops; (b) the value of class c needs at least ⌈depth(c) / 3⌉ more ops, where
-  // depth(c) is c's distance from the root in the target e-graph (e-node levels): no block
-  // op adds more than three levels to its operands' abstract expressions (inv_rms adds
-  // rsqrt, add, div; acc_sumsq_last sum and square; every other op one or none).
+  // d − 1 more ops; (b) the value of class c needs at least ⌈depth(c) / L⌉ more ops, where
+  // depth(c) is c's distance from the root in the target e-graph (e-node levels) and L the
+  // most levels one block op of the vocabulary adds to its operands' abstract expressions:
+  // 3 with rms_norm (inv_rms adds rsqrt, add, div; acc_sumsq_last sum and square), else 1
+  // (every other op adds one or none).
   bool Hopeless(const std::vector<GenOp>& ops, const std::vector<Value>& values) const;
 
   // depth_: every target class's distance from the root (breadth-first over e-node children).
@@ -334,6 +335,7 @@ class Searcher {
   std::optional<double> incumbent_;
   bool matmul_ = false, sum_ = false, max_ = false, rms_ = false;
   std::set<OpKind> unary_, binary_;
+  int levels_per_op_ = 1;  // L of Hopeless (CollectVocabulary)
   // The constants of the Program's scale ops (each a unary op of the vocabulary).
   std::set<double> scales_;
   // Binary ops the Program applies to one value twice (mul(X, X)): only these are generated
