@@ -112,16 +112,21 @@ Tile Binary(OpKind fn, const Tile& a, const Tile& b) {
   return t;
 }
 
-// Batched matmul a[..., M, K] x b[..., K, N] (batch dims equal or 1), k ascending.
+// Batched matmul a[..., M, K] x b[..., K, N] (batch dims aligned from the right, each equal or
+// 1, a missing one 1), k ascending.
 Tile MatMul(const Tile& a, const Tile& b) {
-  const size_t r = a.shape.size();
-  const int64_t m = a.shape[r - 2], k = a.shape[r - 1], n = b.shape[r - 1];
+  const size_t ra = a.shape.size(), rb = b.shape.size(), r = std::max(ra, rb);
+  const int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
+  // The operands' shapes with leading 1s up to rank r (the same row-major data).
+  Shape as(r - ra, 1), bs(r - rb, 1);
+  as.insert(as.end(), a.shape.begin(), a.shape.end());
+  bs.insert(bs.end(), b.shape.begin(), b.shape.end());
   Shape out(r);
-  for (size_t d = 0; d + 2 < r; ++d) out[d] = std::max(a.shape[d], b.shape[d]);
+  for (size_t d = 0; d + 2 < r; ++d) out[d] = std::max(as[d], bs[d]);
   out[r - 2] = m;
   out[r - 1] = n;
   Shape batch(out.begin(), out.end() - 2);
-  Shape abatch(a.shape.begin(), a.shape.end() - 2), bbatch(b.shape.begin(), b.shape.end() - 2);
+  Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
   if (batch.empty()) {
     batch = {1};
     abatch = {1};

@@ -453,9 +453,14 @@ class Validator {
 
   // Merges dim d of two same-rank operands (equal extents or one of them 1).
   absl::StatusOr<DimFacts> MergeDim(int i, int a, int b, size_t d, absl::string_view what) {
+    return MergeDim(i, a, d, b, d, what);
+  }
+  // The same for dim da of a's tile against dim db of b's (batch dims aligned from the right).
+  absl::StatusOr<DimFacts> MergeDim(int i, int a, size_t da, int b, size_t db,
+                                    absl::string_view what) {
     const TileInfo& ta = Tile(a);
     const TileInfo& tb = Tile(b);
-    const Expr ea = ta.shape[d], eb = tb.shape[d];
+    const Expr ea = ta.shape[da], eb = tb.shape[db];
     const auto unsplit = [](const TileInfo& t, size_t dim) {
       return t.grid_split[dim] == 0 && !t.loop_split[dim] && !t.group_extent[dim].valid();
     };
@@ -463,16 +468,17 @@ class Validator {
       // Extent 1 on both sides: an unsplit one is the whole (size-1) dim and broadcasts, even
       // when the other is a split dim bound to tiles of one element (D / g with g = D).
       if (ConstValueOf(ctx_, ea) == 1) {
-        if (unsplit(tb, d)) return FactsOf(ta, d);
-        if (unsplit(ta, d)) return FactsOf(tb, d);
+        if (unsplit(tb, db)) return FactsOf(ta, da);
+        if (unsplit(ta, da)) return FactsOf(tb, db);
       }
-      PRISM_RETURN_IF_ERROR(SameSplit(i, a, d, b, d, what));
-      return FactsOf(ta, d);
+      PRISM_RETURN_IF_ERROR(SameSplit(i, a, da, b, db, what));
+      return FactsOf(ta, da);
     }
-    if (ConstValueOf(ctx_, ea) == 1) return FactsOf(tb, d);
-    if (ConstValueOf(ctx_, eb) == 1) return FactsOf(ta, d);
+    if (ConstValueOf(ctx_, ea) == 1) return FactsOf(tb, db);
+    if (ConstValueOf(ctx_, eb) == 1) return FactsOf(ta, da);
     return OpError(i, what, ": tile shapes ", ShapeString(ctx_, ta.shape), " and ",
-                   ShapeString(ctx_, tb.shape), " differ at dim ", d,
+                   ShapeString(ctx_, tb.shape), " differ at dim ", da,
+                   da == db ? std::string() : absl::StrCat(" (", db, " of the second)"),
                    ", expected equal extents or 1 (broadcast)");
   }
 
@@ -482,36 +488,43 @@ class Validator {
     return t;
   }
 
-  // matmul and acc_online_matmul: a[..., M, K] x b[..., K, N].
+  // matmul and acc_online_matmul: a[..., M, K] x b[..., K, N], the batch dims aligned from the
+  // right as in the IR (a missing leading dim is 1: [B, M, K] x [K, N] is [B, M, N]).
   absl::StatusOr<TileInfo> MatMulLike(int i, absl::string_view what, bool online) {
     const BlockOp& op = block().ops[i];
     const int a = op.operands[0], b = op.operands[1];
     const TileInfo& ta = Tile(a);
     const TileInfo& tb = Tile(b);
-    const size_t r = ta.shape.size();
-    if (r < 2 || tb.shape.size() != r) {
-      return OpError(i, what, ": found tiles of rank ", r, " and ", tb.shape.size(),
-                     ", expected equal ranks ≥ 2");
+    const size_t ra = ta.shape.size(), rb = tb.shape.size(), r = std::max(ra, rb);
+    if (ra < 2 || rb < 2) {
+      return OpError(i, what, ": found tiles of rank ", ra, " and ", rb, ", expected ranks ≥ 2");
     }
-    if (!SameExpr(ctx_, ta.shape[r - 1], tb.shape[r - 2])) {
+    if (!SameExpr(ctx_, ta.shape[ra - 1], tb.shape[rb - 2])) {
       return OpError(i, what, ": inner dims differ: found ", ShapeString(ctx_, ta.shape), " x ",
                      ShapeString(ctx_, tb.shape), ", expected a[..., K] x b[K, ...] with equal K");
     }
-    PRISM_RETURN_IF_ERROR(SameSplit(i, a, r - 1, b, r - 2, absl::StrCat(what, " contraction")));
-    if (ta.group_extent[r - 1].valid()) {
+    PRISM_RETURN_IF_ERROR(SameSplit(i, a, ra - 1, b, rb - 2, absl::StrCat(what, " contraction")));
+    if (ta.group_extent[ra - 1].valid()) {
       return OpError(i, what,
                      ": the contraction dim holds unreduced partial results, expected "
                      "them reduced first");
     }
     TileInfo t = EmptyTile(r);
     for (size_t d = 0; d + 2 < r; ++d) {
-      PRISM_ASSIGN_OR_RETURN(DimFacts f, MergeDim(i, a, b, d, absl::StrCat(what, " batch")));
-      SetDim(t, d, f);
+      const bool has_a = d + ra >= r, has_b = d + rb >= r;
+      const size_t da = d + ra - r, db = d + rb - r;
+      if (has_a && has_b) {
+        PRISM_ASSIGN_OR_RETURN(DimFacts f,
+                               MergeDim(i, a, da, b, db, absl::StrCat(what, " batch")));
+        SetDim(t, d, f);
+      } else {
+        SetDim(t, d, has_a ? FactsOf(ta, da) : FactsOf(tb, db));
+      }
     }
-    SetDim(t, r - 2, FactsOf(ta, r - 2));
-    SetDim(t, r - 1, FactsOf(tb, r - 1));
-    t.partial_axes = ta.partial_axes | tb.partial_axes | ta.grid_split[r - 1];
-    t.loop_partial = ta.loop_partial || tb.loop_partial || ta.loop_split[r - 1];
+    SetDim(t, r - 2, FactsOf(ta, ra - 2));
+    SetDim(t, r - 1, FactsOf(tb, rb - 1));
+    t.partial_axes = ta.partial_axes | tb.partial_axes | ta.grid_split[ra - 1];
+    t.loop_partial = ta.loop_partial || tb.loop_partial || ta.loop_split[ra - 1];
     if (online) {
       PRISM_RETURN_IF_ERROR(NoLoopSplit(i, t, what));
       t.loop_partial = false;

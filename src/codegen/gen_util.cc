@@ -277,56 +277,74 @@ std::optional<BlockProgram> SqueezeBatchDims(const BlockProgram& p) {
     }
   }
   if (!batched) return std::nullopt;
-  // Rank r ≥ 3 → 2: dims 0..r−2 become dim 0, dim r−1 becomes dim 1.
+  // Rank r ≥ 3 → 2: dims 0..r−2 (the merged dims) become dim 0, dim r−1 becomes dim 1.
   auto new_dim = [](int d, size_t rank) { return d < static_cast<int>(rank) - 1 ? 0 : 1; };
-  auto squeeze_tile = [](const Shape& t) -> std::optional<Shape> {
+  auto merged = [](const Shape& t) {
     if (t.size() <= 2) return t;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < t.size(); ++d) rows *= t[d];
+    return Shape{rows, t.back()};
+  };
+  // Whether the dims before the last two of a tile are all one element deep.
+  auto unit_batch = [](const Shape& t) {
     for (size_t d = 0; d + 2 < t.size(); ++d) {
-      if (t[d] != 1) return std::nullopt;
+      if (t[d] != 1) return false;
     }
-    return Shape{t[t.size() - 2], t.back()};
+    return true;
   };
   BlockProgram out = p;
-  for (ConcreteTensor& t : out.tensors) {
-    if (t.shape.size() <= 2) continue;
-    int64_t rows = 1;
-    for (size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= t.shape[d];
-    t.shape = Shape{rows, t.shape.back()};
-  }
-  for (ConcreteKernel& kernel : out.kernels) {
-    ConcreteBlockGraph& k = std::get<ConcreteBlockGraph>(kernel.body);
-    for (ConcreteBlockOp& op : k.ops) {
+  for (ConcreteTensor& t : out.tensors) t.shape = merged(t.shape);
+  for (size_t ki = 0; ki < out.kernels.size(); ++ki) {
+    const ConcreteBlockGraph& orig = p.kernels[ki].block();
+    ConcreteBlockGraph& k = std::get<ConcreteBlockGraph>(out.kernels[ki].body);
+    for (size_t i = 0; i < k.ops.size(); ++i) {
+      ConcreteBlockOp& op = k.ops[i];
       const size_t rank = op.tile.size();
-      if (rank == 1) return std::nullopt;
-      if (op.walks_groups) return std::nullopt;
+      if (rank == 1 || op.walks_groups) return std::nullopt;
+      if (rank <= 2) continue;
+      const int r = static_cast<int>(rank);
       if (op.kind == BlockOpKind::kInput || op.kind == BlockOpKind::kOutput) {
-        const size_t trank = p.tensors[op.tensor].shape.size();
-        if (trank != rank) return std::nullopt;
-        if (trank > 2) {
-          // The axes on the merged dims, in x-major order, must map them in dim order; the
-          // forloop may walk only the last of them (dim r−2).
-          int last = -1;
-          for (int axis = 0; axis < kNumGridAxes; ++axis) {
-            const int d = op.map[axis];
-            if (d == kReplicate || d >= static_cast<int>(trank) - 1) continue;
-            if (d < last) return std::nullopt;
-            last = d;
-          }
-          if (op.fmap != kReplicate && op.fmap < static_cast<int>(trank) - 2) return std::nullopt;
-          for (int axis = 0; axis < kNumGridAxes; ++axis) {
-            if (op.map[axis] != kReplicate) op.map[axis] = new_dim(op.map[axis], trank);
-          }
-          if (op.fmap != kReplicate) op.fmap = new_dim(op.fmap, trank);
+        const Shape& shape = p.tensors[op.tensor].shape;
+        if (shape.size() != rank) return std::nullopt;
+        // A contiguous range of merged rows: below the last merged dim j that the tile does
+        // not span whole, one element deep.
+        int j = -1;
+        for (int d = 0; d + 1 < r; ++d) {
+          if (op.tile[d] != shape[d]) j = d;
         }
+        for (int d = 0; d < j; ++d) {
+          if (op.tile[d] != 1) return std::nullopt;
+        }
+        // The axes on the merged dims, in x-major order, map them in dim order, and the
+        // forloop walks at most dim j of them: TileOrigin's linearization (axes, then the
+        // iteration) is then the merged row origin.
+        int last = -1;
+        for (int axis = 0; axis < kNumGridAxes; ++axis) {
+          const int d = op.map[axis];
+          if (d == kReplicate || d >= r - 1) continue;
+          if (d < last) return std::nullopt;
+          last = d;
+        }
+        if (op.fmap != kReplicate && op.fmap < r - 1 && op.fmap != j) return std::nullopt;
+        for (int axis = 0; axis < kNumGridAxes; ++axis) {
+          if (op.map[axis] != kReplicate) op.map[axis] = new_dim(op.map[axis], rank);
+        }
+        if (op.fmap != kReplicate) op.fmap = new_dim(op.fmap, rank);
       }
-      if ((op.kind == BlockOpKind::kReduce || op.kind == BlockOpKind::kRms) && rank > 2) {
+      if (op.kind == BlockOpKind::kMatMul) {
+        // A batched product is a rank-2 one per batch: with B batched, one batch per tile;
+        // with B of rank 2 (one B for every batch), A's merged rows times B.
+        const Shape& ta = orig.ops[op.operands[0]].tile;
+        const Shape& tb = orig.ops[op.operands[1]].tile;
+        if (tb.size() > 2 && (!unit_batch(ta) || !unit_batch(tb))) return std::nullopt;
+      }
+      if (op.kind == BlockOpKind::kReduce || op.kind == BlockOpKind::kRms) {
         // Over dim r−2 of a tile one element deep in dims 0..r−3 is over the merged dim.
-        if (op.dim < static_cast<int>(rank) - 2) return std::nullopt;
-        op.dim = op.dim == static_cast<int>(rank) - 1 ? 1 : 0;
+        const Shape& operand = orig.ops[op.operands[0]].tile;
+        if (op.dim < r - 2 || (op.dim == r - 2 && !unit_batch(operand))) return std::nullopt;
+        op.dim = op.dim == r - 1 ? 1 : 0;
       }
-      const std::optional<Shape> tile = squeeze_tile(op.tile);
-      if (!tile) return std::nullopt;
-      op.tile = *tile;
+      op.tile = merged(op.tile);
     }
   }
   return out;

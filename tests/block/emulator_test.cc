@@ -253,6 +253,56 @@ TEST(BlockEmulatorTest, RowSumBroadcastsAgainstOneElementColumnTiles) {
   }
 }
 
+// A matmul of tiles of different ranks broadcasts like the IR's: [B, M, K] x [K, N] multiplies
+// every batch by the one B (a linear layer over a batch of rows). Before 2026-12-05 the block
+// graph required equal ranks, so the search found no family for such a Program. Rank-1 tiles
+// are still refused.
+TEST(BlockEmulatorTest, MatMulBroadcastsARank2Operand) {
+  SGraph g("linear");
+  const int x = g.AddInput("X", DType::kF32, Shape{4, 6, 16});
+  const int w = g.AddInput("W", DType::kF32, Shape{16, 8});
+  const int y = g.AddOutput("Y", DType::kF32, Shape{4, 6, 8});
+  const Expr gb = *g.AddParam("gb", ParamRole::kGrid, *Domain::DivisorsOf(4));
+  const Expr gn = *g.AddParam("gn", ParamRole::kGrid, *Domain::DivisorsOf(8));
+  const Expr f = *g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(16));
+  BlockGraphBuilder kb(g, {gb, gn, g.One()}, g.Const(32), f, g.One());
+  // Batches over x, N over y, K walked by the forloop; W is the same for every batch.
+  const int xt = kb.Input("Xt", x, {0, kReplicate, kReplicate}, 2);
+  const int wt = kb.Input("Wt", w, {kReplicate, 1, kReplicate}, 0);
+  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, wt)), y, {0, 2, kReplicate});
+  std::move(kb).Finish("k0");
+  ASSERT_OK(Validate(g).status());
+  ProgramBuilder pb;
+  const TensorId px = pb.Input("X", DType::kF32, {4, 6, 16});
+  const TensorId pw = pb.Input("W", DType::kF32, {16, 8});
+  const TensorId py = pb.MatMul(px, pw);
+  pb.SetName(py, "Y");
+  pb.Output(py);
+  ASSERT_OK_AND_ASSIGN(Program program, std::move(pb).Build());
+  const std::vector<Tensor> inputs = RandomInputs(program, 3);
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(program, inputs, EvalMode::kF64));
+  for (const Assignment& a : {Assignment{{"gb", 1}, {"gn", 1}, {"F", 1}},
+                              Assignment{{"gb", 4}, {"gn", 2}, {"F", 4}},
+                              Assignment{{"gb", 2}, {"gn", 8}, {"F", 16}}}) {
+    ASSERT_OK_AND_ASSIGN(BlockProgram inst, Instantiate(g, a));
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> got, Emulate(inst, inputs));
+    EXPECT_TRUE(WithinDefaultTolerance(got[0], want[0])) << a.at("gb") << " " << a.at("gn");
+  }
+
+  SGraph bad("rank1");
+  const int v = bad.AddInput("V", DType::kF32, Shape{16});
+  const int m = bad.AddInput("M", DType::kF32, Shape{16, 8});
+  BlockGraphBuilder bb(bad, {bad.One(), bad.One(), bad.One()}, bad.Const(32), bad.One(), bad.One());
+  bb.Output(bb.MatMul("P", bb.Input("Vt", v, {kReplicate, kReplicate, kReplicate}, kReplicate),
+                      bb.Input("Mt", m, {kReplicate, kReplicate, kReplicate}, kReplicate)),
+            bad.AddOutput("O", DType::kF32, Shape{8}), {kReplicate, kReplicate, kReplicate});
+  std::move(bb).Finish("k0");
+  EXPECT_THAT(Validate(bad).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("kernel k0, op P: matmul: found tiles of rank 1 and 2, expected "
+                                 "ranks ≥ 2")));
+}
+
 TEST(BlockEmulatorTest, RejectsMismatchedInputs) {
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                        fixtures::MakeFixture("ntrans", fixtures::ReducedSizes("ntrans")));

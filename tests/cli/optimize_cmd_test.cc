@@ -83,6 +83,10 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
       {"scaled_gemv",
        "X = input f16[8, 1024]\nW = input f16[1024, 512]\nY = scale(matmul(X, W), 0.125)\noutput Y\n",
        "selected  family #", " = 0.125f * v"},
+      // A linear layer over a batch of rows (one W): the rows of all batches as one matrix.
+      {"linear_over_rows",
+       "X = input f16[8, 1, 1024]\nW = input f16[1024, 512]\nY = matmul(X, W)\noutput Y\n",
+       "selected  family #", "MmaM16N8K16("},
       // A batched matmul, on the rank-2 view of its tensors (the batch split over the grid).
       {"batched_matmul",
        "X = input f16[8, 64, 128]\nW = input f16[8, 128, 64]\nY = matmul(X, W)\noutput Y\n",

@@ -729,7 +729,9 @@ TEST(CodegenTest, RowFixturesMatchTheirPrograms) {
       {"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
       {"row_stats", {{"B", 6}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
       {"bmm", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 4}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
-      {"bmm_y_batch", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 4}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
+      {"bmm_y_batch", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 4}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"linear3d", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 2}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"linear3d_m", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 2}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
   for (const auto& [name, sizes, assignment] : cases) {
     SCOPED_TRACE(name);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(name, sizes));
@@ -895,6 +897,58 @@ TEST(CodegenTest, BatchedMatmulOnTheRank2View) {
   EXPECT_THAT(GenerateCuda(y_batch), StatusIs(absl::StatusCode::kUnimplemented,
                                               "codegen: kernel k0, op Xt (input): only rank-2 "
                                               "tiles are supported"));
+}
+
+// A linear layer over a batch of rows (split_fixtures.h, linear3d: X [B, M, K] · W [K, N]):
+// blocks of whole batches are contiguous rows of X viewed as [B·M, K], multiplied by the one W.
+// Blocks of part of M are contiguous only with one batch per block (linear3d_m).
+TEST(CodegenTest, LinearLayerOverABatchOfRows) {
+  const fixtures::Sizes sizes = {{"B", 4}, {"M", 32}, {"K", 256}, {"N", 128}};
+  struct Case {
+    const char* fixture;
+    Assignment assignment;
+    std::vector<std::string> lines;  // empty: refused
+    fixtures::Sizes sizes_override = {};
+  };
+  const Case cases[] = {
+      // codegen_gpu_test's instances: decode-like (8 batches of one row: one m16 tile of 8
+      // rows) and 4 × 128 rows split along M.
+      {"linear3d",
+       {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 3}},
+       {"matmul tile 8x64x256 (1 m16 tile(s))"},
+       {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}}},
+      {"linear3d_m",
+       {{"b", 4}, {"g", 4}, {"F", 4}, {"T", 128}, {"S", 2}},
+       {"matmul tile 32x64x128 (2 m16 tile(s))"},
+       {{"B", 4}, {"M", 128}, {"K", 512}, {"N", 64}}},
+      // Two batches of 32 rows per block: 64 merged rows from row blockIdx.x · 64.
+      {"linear3d",
+       {{"b", 2}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 2}},
+       {"matmul tile 64x64x64 (4 m16 tile(s))",
+        "t_X + ((long long)blockIdx.x * 64LL) * 256LL + (long long)it * 64LL, 256LL, tid);",
+        "t_W + ((long long)it * 64LL) * 128LL + (long long)blockIdx.y * 64LL, 128LL, tid);"}},
+      {"linear3d_m",
+       {{"b", 4}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 2}},
+       {"matmul tile 16x128x64 (1 m16 tile(s))",
+        "t_X + ((long long)(blockIdx.x * 2LL + blockIdx.y) * 16LL) * 256LL + (long long)it * 64LL"}},
+      {"linear3d_m", {{"b", 2}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 2}}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.fixture, " b=", c.assignment.at("b")));
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         codegen_test::MakeSplitFixture(
+                             c.fixture, c.sizes_override.empty() ? sizes : c.sizes_override));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    absl::StatusOr<GeneratedCode> code = GenerateCuda(p);
+    if (c.lines.empty()) {
+      EXPECT_THAT(code, StatusIs(absl::StatusCode::kUnimplemented,
+                                 "codegen: kernel k0, op Xt (input): only rank-2 tiles are "
+                                 "supported"));
+      continue;
+    }
+    ASSERT_OK(code.status());
+    for (const std::string& line : c.lines) EXPECT_THAT(code->source, HasSubstr(line));
+  }
 }
 
 // lora's X·A split (split_fixtures.h, lora_split_xa) with the side accumulator or the combine's

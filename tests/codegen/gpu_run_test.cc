@@ -417,6 +417,12 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}},
                            GpuCase{"bmm", {{"B", 32}, {"M", 16}, {"K", 1024}, {"N", 64}},
                                    {{"b", 32}, {"g", 1}, {"F", 8}, {"T", 256}, {"S", 4}}},
+                           // Linear layers over a batch of rows (one W): decode-like 8 × 1 rows
+                           // merged into one m16 tile, and 4 × 128 rows split along M (32 per block).
+                           GpuCase{"linear3d", {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}},
+                                   {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 3}}},
+                           GpuCase{"linear3d_m", {{"B", 4}, {"M", 128}, {"K", 512}, {"N", 64}},
+                                   {{"b", 4}, {"g", 4}, {"F", 4}, {"T", 128}, {"S", 2}}},
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},

@@ -28,6 +28,11 @@
 //                     view, SqueezeBatchDims)
 //   bmm_y_batch       grid (g over M, b over the batch, 1): the merged view's rows would be
 //                     linearized M-major, misplacing the tiles, so codegen refuses it
+//   linear3d          a linear layer over a batch of rows: Y [B, M, N] = X [B, M, K] · W [K, N]
+//                     (one W for every batch), grid (b over the batch, g over N, 1): b batches
+//                     of whole M rows per block, contiguous rows of X viewed as [B·M, K]
+//   linear3d_m        the same with g over M: tiles of b > 1 batches and part of M are no
+//                     contiguous rows: generated with one batch per block, refused with more
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
@@ -229,8 +234,50 @@ inline absl::StatusOr<fixtures::Fixture> MakeBmmFixture(absl::string_view name,
   return fixtures::Fixture{std::move(g), std::move(program)};
 }
 
+// The linear-layer fixtures (file comment) at `sizes` (B, M, K, N).
+inline absl::StatusOr<fixtures::Fixture> MakeLinear3dFixture(absl::string_view name,
+                                                             const fixtures::Sizes& sizes) {
+  constexpr int64_t R = kReplicate;
+  const bool over_m = name == "linear3d_m";
+  if (!over_m && name != "linear3d") {
+    return absl::NotFoundError(absl::StrCat("no linear fixture ", name));
+  }
+  for (const char* d : {"B", "M", "K", "N"}) {
+    if (sizes.count(d) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes B, M, K and N"));
+    }
+  }
+  const int64_t b = sizes.at("B"), m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
+  SGraph g(std::string{name});
+  PRISM_ASSIGN_OR_RETURN(const Expr gb, SplitParam(g, "b", ParamRole::kGrid, Domain::DivisorsOf(b)));
+  PRISM_ASSIGN_OR_RETURN(const Expr gn, SplitParam(g, "g", ParamRole::kGrid,
+                                                   Domain::DivisorsOf(over_m ? m : n)));
+  PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
+                                                  Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  const int x = g.AddInput("X", DType::kF16, {b, m, k});
+  const int w = g.AddInput("W", DType::kF16, {k, n});
+  const int y = g.AddOutput("Y", DType::kF16, {b, m, n});
+  BlockGraphBuilder kb(g, {gb, gn, g.One()}, t, f, st);
+  const int xt = kb.Input("Xt", x, {0, over_m ? 1 : R, R}, 2);
+  const int wt = kb.Input("Wt", w, {R, over_m ? R : 1, R}, 0);
+  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, wt)), y,
+            {0, over_m ? 1 : 2, R});
+  std::move(kb).Finish("k0");
+  ProgramBuilder p;
+  const TensorId px = p.Input("X", DType::kF16, {b, m, k});
+  const TensorId pw = p.Input("W", DType::kF16, {k, n});
+  const TensorId py = p.MatMul(px, pw);
+  p.SetName(py, "Y");
+  p.Output(py);
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
 // "gated_mlp_splitk", "lora_splitk", "lora_split_xa" or "rmsnorm_linear_split" at `sizes`
-// (fixtures::WorkloadSizes of the workload), or a row fixture (MakeRowFixture).
+// (fixtures::WorkloadSizes of the workload), or a row, batched-matmul or linear-layer fixture
+// (file comment).
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
                                                           const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
@@ -238,6 +285,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
   if (name == "lora_split_xa") return MakeLoraSplitXaFixture(sizes);
   if (name == "row_softmax" || name == "row_stats") return MakeRowFixture(name, sizes);
   if (name == "bmm" || name == "bmm_y_batch") return MakeBmmFixture(name, sizes);
+  if (name == "linear3d" || name == "linear3d_m") return MakeLinear3dFixture(name, sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));

@@ -375,6 +375,45 @@ TEST_F(SearchTest, ScaleOpsCarryTheirConstant) {
   std::filesystem::remove_all(dir);
 }
 
+// A linear layer over a batch of rows, X [B, M, K] · W [K, N] (one W for every batch): the
+// block graph had no matmul of tiles of different ranks and the rules no partition law for
+// it, so the search found no family (2026-12-05). Now families split the batch, M and N.
+TEST_F(SearchTest, ALinearLayerOverABatchOfRows) {
+  const struct {
+    int64_t b, m, k, n;
+  } kCases[] = {{4, 32, 128, 64}, {8, 1, 256, 128}};
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(absl::StrCat(c.b, "x", c.m, "x", c.k, " · ", c.k, "x", c.n));
+    ProgramBuilder pb;
+    const TensorId x = pb.Input("X", DType::kF16, {c.b, c.m, c.k});
+    const TensorId w = pb.Input("W", DType::kF16, {c.k, c.n});
+    const TensorId y = pb.MatMul(x, w);
+    pb.SetName(y, "Y");
+    pb.Output(y);
+    ASSERT_OK_AND_ASSIGN(Program p, std::move(pb).Build());
+    SearchConfig config = TestConfig();
+    config.prune = false;
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
+    EXPECT_EQ(r.funnel.unproved, 0) << Describe(r);
+    // Which output dims some family's grid splits (output maps of kernel 0's store).
+    std::set<int64_t> split;
+    for (const FamilyResult& fam : r.families) {
+      for (const BlockOp& op : fam.graph->kernels()[0].block().ops) {
+        if (op.kind != BlockOpKind::kOutput) continue;
+        for (const Expr& e : op.map) {
+          const ExprContext& ctx = fam.graph->ctx();
+          if (ctx.is_const(e) && ctx.const_value(e) != kReplicate) split.insert(ctx.const_value(e));
+        }
+      }
+    }
+    EXPECT_TRUE(split.count(2)) << "N split: " << Describe(r);
+    if (c.b > 1 && c.m > 1) {
+      EXPECT_TRUE(split.count(0) && split.count(1)) << Describe(r);
+    }
+    ExpectFamiliesEmulate(p, r);
+  }
+}
+
 TEST_F(SearchTest, MapPrefilterChangesNothing) {
   struct Case {
     std::string name;
