@@ -7,7 +7,7 @@
 #     largest printed; ROWS default "lora_b1 rmsnorm_linear_b1".
 #   MODE=source: per-SASS-instruction source counters (stall samples, L2/DRAM sectors) as CSV,
 #     $OUT/source_<row>.csv; ROWS default "rmsnorm_linear_b1 rmsnorm_linear_b8".
-# KERNEL: the regex of the kernel to profile (default prism_candidate_k0, the tuner's name for k0;
+# KERNEL: the regex of the kernel to profile (default prism_.*_k0: the tuner names k0 prism_<workload>_b<B>_k0;
 #   codegen_emit outputs name it prism_<workload>_partial_kv or prism_<fixture>_k0).
 export PYTHONUNBUFFERED=1
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
@@ -37,7 +37,7 @@ fi
 ext=txt; [ "$MODE" = source ] && ext=csv
 for r in $rows; do
   echo "=== $r"
-  timeout 150 $NCU -k regex:${KERNEL:-prism_candidate_k0} --launch-skip 3 --launch-count 1 "${args[@]}" \
+  timeout 150 $NCU -k regex:${KERNEL:-prism_.*_k0} --launch-skip 3 --launch-count 1 "${args[@]}" \
     python3 bench/gpu/bench_variants.py .carry/ncu/$r > $OUT/${prefix}_$r.$ext 2>&1
   echo "rc=$?"
   if [ "$MODE" = source ]; then

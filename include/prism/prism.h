@@ -83,7 +83,9 @@ struct OptimizeOptions {
   GpuMode gpu_mode = GpuMode::kAuto;
   int gpu = 0;                        // device ordinal, ≥ 0
   std::string compile_cache_dir;      // reuse cubins compiled before; empty: no cache
-  std::string program_label = "program";  // names the program in family.json and the report
+  // Names the program in family.json and the report, and (as an identifier,
+  // tune::ProgramNameFrom) the generated kernels prism_<name>_<kernel> and host.h's namespace.
+  std::string program_label = "program";
   bool build_report = true;           // false: Result::report stays empty (saves its time)
   // Called from the calling thread while Optimize runs. Must not call back into prism.
   std::function<void(const Progress&)> progress;

@@ -32,6 +32,15 @@ std::string DefaultOutDir(const ParsedArgs& args) {
   return "prism-out/" + std::filesystem::path(args.positionals().at(0)).stem().string();
 }
 
+// The generated program's name (kernel functions prism_<name>_k0, host.h's namespace):
+// <workload>_b<batch> or the file stem, as an identifier.
+std::string GeneratedName(const ParsedArgs& args) {
+  if (std::optional<std::string> w = args.String("--workload")) {
+    return tune::ProgramNameFrom(absl::StrCat(*w, "_b", args.Int("--batch").value_or(1)));
+  }
+  return tune::ProgramNameFrom(std::filesystem::path(args.positionals().at(0)).stem().string());
+}
+
 // ", confirmed <median> µs (median of <n>)" for a finalist of the confirmation round
 // (tune.h step 5); "" for the others.
 std::string ConfirmText(const std::vector<double>& confirm_us) {
@@ -125,6 +134,7 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   options.measure_budget_s = static_cast<double>(args.Int("--measure-budget-s").value_or(45));
   options.tune_budget_s = static_cast<double>(args.Int("--tune-budget-s").value_or(55));
   options.refine_rounds = static_cast<int>(args.Int("--refine").value_or(2));
+  options.program_name = GeneratedName(args);
   if (io.err_is_terminal) {
     options.search.progress = [&io](const search::SearchProgress& p) {
       if (std::string_view(p.stage) == "done") {

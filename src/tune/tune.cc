@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -611,6 +612,17 @@ std::string CandidateText(const SGraph& graph, const Candidate& c) {
   return s;
 }
 
+std::string ProgramNameFrom(absl::string_view label) {
+  std::string n;
+  for (char c : label) {
+    n.push_back(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_');
+  }
+  if (n.empty()) return "program";
+  if (absl::ascii_isdigit(static_cast<unsigned char>(n[0]))) n = "p_" + n;
+  if (n.size() > 64) n.resize(64);
+  return n;
+}
+
 const char* MethodName(Method method) {
   return method == Method::kMeasured ? "measured" : "cost model";
 }
@@ -619,6 +631,17 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
                                     const TuneOptions& options) {
   if (options.top_families < 1 || options.instances_per_family < 1) {
     return absl::InvalidArgumentError("top_families and instances_per_family must be at least 1");
+  }
+  if (!options.program_name.empty()) {
+    const std::string& n = options.program_name;
+    bool ident = n.size() <= 64 && !absl::ascii_isdigit(static_cast<unsigned char>(n[0]));
+    for (char c : n) ident = ident && (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!ident) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "program_name '", n,
+          "' is not an identifier: use letters, digits and '_', not starting with a digit, at "
+          "most 64 characters"));
+    }
   }
   TuneResult r;
   // The device first (a child process: the parent never initializes CUDA).
@@ -640,6 +663,10 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   PRISM_ASSIGN_OR_RETURN(r.search, search::Search(program, options.search, target));
   if (r.search.families.empty()) {
     return absl::FailedPreconditionError("the search found no family for this program");
+  }
+  // The generated names follow the sGraph's (Instantiate copies it into the BlockProgram).
+  if (!options.program_name.empty()) {
+    for (search::FamilyResult& f : r.search.families) f.graph->set_name(options.program_name);
   }
   PRISM_ASSIGN_OR_RETURN(prune::Pruner pruner, prune::Pruner::Create(target));
   const absl::Time candidates_start = absl::Now();

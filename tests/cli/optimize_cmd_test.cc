@@ -53,6 +53,11 @@ TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
   for (const char* f : {"kernel.cu", "launch.json", "host.h", "family.json"}) {
     EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/out/" + f)) << f;
   }
+  // The kernels are named after the file (small.prism): prism_small_k0.
+  std::ifstream in(dir + "/out/launch.json");
+  std::stringstream launch;
+  launch << in.rdbuf();
+  EXPECT_THAT(launch.str(), HasSubstr("\"function\": \"prism_small_k0\""));
   std::filesystem::remove_all(dir);
 }
 

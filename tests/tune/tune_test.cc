@@ -763,6 +763,30 @@ TEST(TuneCacheTest, OptimizeHitSkipsMeasurement) {
   std::filesystem::remove_all(dir);
 }
 
+// Generated names: every kernel function and host.h's namespace carry the program's name, so
+// that two programs' kernels link into one binary (before 2026-12-05 every program's kernel
+// was prism_candidate_k0).
+TEST(OptimizeTest, ProgramNameNamesTheKernels) {
+  const struct {
+    const char* label;
+    const char* name;
+  } kNames[] = {{"softmax", "softmax"},       {"rmsnorm_linear_b8", "rmsnorm_linear_b8"},
+                {"my-model.v2", "my_model_v2"}, {"7b", "p_7b"},
+                {"", "program"}};
+  for (const auto& c : kNames) EXPECT_EQ(ProgramNameFrom(c.label), c.name) << c.label;
+  EXPECT_EQ(ProgramNameFrom(std::string(80, 'a')), std::string(64, 'a'));
+
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  TuneOptions options = Options(false);
+  options.program_name = "row_softmax_4x64";
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(SoftmaxProgram(), target, options));
+  EXPECT_THAT(r.code.source, HasSubstr("prism_row_softmax_4x64_k0("));
+  EXPECT_THAT(r.code.host_header, HasSubstr("namespace row_softmax_4x64 {"));
+  for (const codegen::LaunchConfig& l : r.code.launches) {
+    EXPECT_THAT(l.function, StartsWith("prism_row_softmax_4x64_"));
+  }
+}
+
 TEST(OptimizeTest, ErrorsByExactMessage) {
   ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
   // No family of an f32 matmul can be generated yet: every family's reason once, with the
@@ -774,6 +798,16 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
                        "no family can be generated as CUDA yet: 11 families tried; codegen: "
                        "kernel k0, op v0 (input): only f16 input tensors are supported (families "
                        "#1-#11)"));
+  // A program_name that is no identifier.
+  for (const char* name : {"2fast", "a-b", "with space"}) {
+    TuneOptions named = options;
+    named.program_name = name;
+    EXPECT_THAT(Optimize(softmax, target, named).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         absl::StrCat("program_name '", name,
+                                      "' is not an identifier: use letters, digits and '_', not "
+                                      "starting with a digit, at most 64 characters")));
+  }
   TuneOptions bad = options;
   bad.top_families = 0;
   EXPECT_THAT(Optimize(softmax, target, bad).status(),

@@ -111,6 +111,11 @@ struct TuneOptions {
   double tune_budget_s = 55;
   // Tuning cache directory (TuneCache); empty: none. Used only with a GPU.
   std::string tune_cache_dir;
+  // Names the generated program: kernel functions prism_<name>_<kernel>, host.h's namespace
+  // prism_generated::<name> and the families' sGraphs, so that the kernels of several
+  // programs can be linked into one binary. An identifier ([A-Za-z_][A-Za-z0-9_]*, at most
+  // 64 characters; else InvalidArgument); empty: "candidate".
+  std::string program_name;
   // Local refinement after the sampled candidates are measured (step 4 above): at most
   // refine_rounds rounds; each takes the refine_top fastest matching candidates not refined
   // yet and adds their feasible neighbours (NeighborAssignments, same family and codegen
@@ -196,12 +201,18 @@ struct TuneResult {
 };
 
 // Runs the pipeline (file comment). Errors: Search's; InvalidArgument for top_families or
-// instances_per_family < 1; FailedPrecondition "the search found no family for this program"
-// and FailedPrecondition "no family can be generated as CUDA yet: <n> family/families tried; #1
-// (cost <c> µs): <message>; ..." (every family's codegen failed: e.g. lora, ntrans today);
+// instances_per_family < 1 and for a program_name that is no identifier; FailedPrecondition
+// "the search found no family for this program" and FailedPrecondition "no family can be
+// generated as CUDA yet: <n> family/families tried; <message> (families #1-#4, #7); ..." (every
+// family's codegen failed; each distinct reason once);
 // FailedPrecondition "no candidate compiled with NVRTC: <first log line>"; with a GPU,
 // FailedPrecondition "no candidate matched the reference on the GPU: <candidate errors>";
 // with require_gpu, Unavailable "--gpu <n>: <why>".
+// A TuneOptions::program_name made from a label (a file stem, "rmsnorm_linear_b8"): every
+// character but letters, digits and '_' becomes '_', a leading digit gets "p_" before it,
+// at most 64 characters; "program" for an empty label.
+std::string ProgramNameFrom(absl::string_view label);
+
 absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target,
                                     const TuneOptions& options);
 
