@@ -117,6 +117,7 @@ absl::StatusOr<BlockProgram> Instantiate(const SGraph& graph, const Assignment& 
         o.dim = static_cast<int>(op.dim < 0 ? op.dim + rank : op.dim);
       }
       if (op.kind == BlockOpKind::kInvRms) o.count = ConstOf(bound, op.count, "an inv_rms count");
+      if (op.kind == BlockOpKind::kDivCount) o.count = ConstOf(bound, op.count, "a div_count count");
       if (op.kind == BlockOpKind::kInput || op.kind == BlockOpKind::kOutput) {
         o.tensor = op.tensor;
         for (int a = 0; a < kNumGridAxes; ++a) {

@@ -146,6 +146,7 @@ class Counter {
         return {ctx_.Mul(ctx_.Const(3), Elems(out)), ExactDivE(Elems(out), out[d])};
       }
       case BlockOpKind::kInvRms: return {ctx_.Mul(ctx_.Const(2), Elems(out)), Elems(out)};
+      case BlockOpKind::kDivCount: return {Elems(out), zero};
       case BlockOpKind::kAccSum:
       case BlockOpKind::kAccSumLast:
       case BlockOpKind::kAccMaxLast: return {Elems(in(0)), zero};

@@ -380,6 +380,12 @@ class Emulator {
         for (float& v : t.v) v = 1.0f / std::sqrt(v / n + eps);
         return t;
       }
+      case BlockOpKind::kDivCount: {
+        Tile t = in(0);
+        const float n = static_cast<float>(op.count);
+        for (float& v : t.v) v = v / n;
+        return t;
+      }
       default: break;
     }
     PRISM_UNREACHABLE("not a compute op: ", GetBlockOpInfo(op.kind).name);

@@ -227,6 +227,15 @@ int BlockGraphBuilder::InvRms(absl::string_view name, int sum_of_squares, Expr c
   return Add(std::move(op));
 }
 
+int BlockGraphBuilder::DivCount(absl::string_view name, int x, Expr count) {
+  BlockOp op;
+  op.kind = BlockOpKind::kDivCount;
+  op.name = std::string(name);
+  op.count = count;
+  op.operands = {x};
+  return Add(std::move(op));
+}
+
 int BlockGraphBuilder::Accumulate(absl::string_view name, BlockOpKind kind, int a, int b) {
   BlockOp op;
   op.kind = kind;

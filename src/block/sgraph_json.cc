@@ -85,6 +85,9 @@ json BlockJson(const SGraph& g, const BlockGraph& b) {
         o["count"] = op.count.valid() ? ExprJson(ctx, op.count) : json(nullptr);
         o["eps"] = op.eps;
         break;
+      case BlockOpKind::kDivCount:
+        o["count"] = op.count.valid() ? ExprJson(ctx, op.count) : json(nullptr);
+        break;
       default: break;
     }
     ops.push_back(std::move(o));
@@ -408,7 +411,7 @@ class Parser {
     if (op.kind == BlockOpKind::kReduce || op.kind == BlockOpKind::kRms) {
       PRISM_ASSIGN_OR_RETURN(op.dim, Int(j, path, "dim"));
     }
-    if (op.kind == BlockOpKind::kInvRms) {
+    if (op.kind == BlockOpKind::kInvRms || op.kind == BlockOpKind::kDivCount) {
       PRISM_ASSIGN_OR_RETURN(op.count, ExprAt(j, path, "count"));
     }
     if ((op.kind == BlockOpKind::kRms || op.kind == BlockOpKind::kInvRms) && j.contains("eps")) {

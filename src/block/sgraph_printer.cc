@@ -70,6 +70,9 @@ std::string OpLine(const SGraph& g, const BlockGraph& b, int i) {
     case BlockOpKind::kInvRms:
       return absl::StrCat(lhs, " = inv_rms(", absl::StrJoin(args, ", "),
                           ", n=", ExprString(ctx, op.count), ", eps=", op.eps, ")");
+    case BlockOpKind::kDivCount:
+      return absl::StrCat(lhs, " = div_count(", absl::StrJoin(args, ", "),
+                          ", n=", ExprString(ctx, op.count), ")");
     default:
       return absl::StrCat(lhs, " = ", GetBlockOpInfo(op.kind).name, "(", absl::StrJoin(args, ", "),
                           ")");

@@ -334,6 +334,7 @@ class Validator {
       case BlockOpKind::kReduce: return CheckReduce(i);
       case BlockOpKind::kRms: return CheckRms(i);
       case BlockOpKind::kInvRms: return CheckInvRms(i);
+      case BlockOpKind::kDivCount: return CheckDivCount(i);
       case BlockOpKind::kAccSum:
       case BlockOpKind::kAccSumLast:
       case BlockOpKind::kAccSumSqLast:
@@ -631,6 +632,17 @@ class Validator {
       return OpError(i, "inv_rms count is ", *n, ", expected ≥ 1");
     }
     if (!(op.eps >= 0)) return OpError(i, "eps ", op.eps, " is negative, expected ≥ 0");
+    TileInfo t = Tile(op.operands[0]);
+    PRISM_ASSIGN_OR_RETURN(t.phase, ComputePhase(i));
+    return t;
+  }
+
+  absl::StatusOr<TileInfo> CheckDivCount(int i) {
+    const BlockOp& op = block().ops[i];
+    if (!op.count.valid()) return OpError(i, "div_count count is unset");
+    if (std::optional<int64_t> n = ConstValueOf(ctx_, op.count); n.has_value() && *n < 1) {
+      return OpError(i, "div_count count is ", *n, ", expected ≥ 1");
+    }
     TileInfo t = Tile(op.operands[0]);
     PRISM_ASSIGN_OR_RETURN(t.phase, ComputePhase(i));
     return t;

@@ -309,6 +309,7 @@ absl::Status KernelGen::Analyze() {
         [[fallthrough]];
       case BlockOpKind::kBinary:
       case BlockOpKind::kInvRms:
+      case BlockOpKind::kDivCount:
         if (op.phase != Phase::kAfter) {
           return Err(i, "elementwise ops are supported only after the forloop");
         }
@@ -534,6 +535,9 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
     case BlockOpKind::kInvRms:
       e = absl::StrCat("1.0f / sqrtf(", arg(0), " / ", FloatLit(static_cast<double>(op.count)),
                        " + ", FloatLit(op.eps), ")");
+      break;
+    case BlockOpKind::kDivCount:
+      e = absl::StrCat(arg(0), " / ", FloatLit(static_cast<double>(op.count)));
       break;
     case BlockOpKind::kUnary: {
       const std::string x = arg(0);

@@ -267,6 +267,7 @@ absl::Status PointwiseGen::Analyze() {
       case BlockOpKind::kUnary:
       case BlockOpKind::kBinary:
       case BlockOpKind::kInvRms:
+      case BlockOpKind::kDivCount:
         break;
       case BlockOpKind::kRms:
         if (op.dim != static_cast<int>(op.tile.size()) - 1) {
@@ -288,9 +289,9 @@ absl::Status PointwiseGen::Analyze() {
         break;
       default:
         return Err(i,
-                   "the pointwise template supports only inputs, elementwise ops, inv_rms, rms, "
-                   "sum and max over the last dim, acc_sum and an after-loop matmul of an "
-                   "acc_sum");
+                   "the pointwise template supports only inputs, elementwise ops, inv_rms, "
+                   "div_count, rms, sum and max over the last dim, acc_sum and an after-loop "
+                   "matmul of an acc_sum");
     }
   }
   if (outputs_.empty()) {
@@ -476,6 +477,9 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile,
     case BlockOpKind::kInvRms:
       e = absl::StrCat("1.0f / sqrtf(", Var(op.operands[0]), " / ",
                        FloatLit(static_cast<double>(op.count)), " + ", FloatLit(op.eps), ")");
+      break;
+    case BlockOpKind::kDivCount:
+      e = absl::StrCat(Var(op.operands[0]), " / ", FloatLit(static_cast<double>(op.count)));
       break;
     case BlockOpKind::kMatMul: {
       // Σ_r (Σ_it A_it[row, r]) · B[r, col] (file comment).

@@ -186,6 +186,9 @@ class Lowerer {
                                                          Real(op.eps)})});
           break;
         }
+        case BlockOpKind::kDivCount:
+          val[i] = Op(TermOp::kDiv, {arg(0), Size(ctx_.Import(gctx, op.count))});
+          break;
         case BlockOpKind::kAccSum:
           val[i] = Reduce(arg(0), loop);
           break;

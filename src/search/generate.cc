@@ -51,6 +51,10 @@ std::optional<Value> Searcher::Abstract(const GenOp& op, const std::vector<Value
                                                               Payload::Real(kDefaultRmsEps), {})});
       out.shape = a.shape;
       break;
+    case BlockOpKind::kDivCount:
+      c = Node1("div", {a.cls, Int(op.count)});
+      out.shape = a.shape;
+      break;
     case BlockOpKind::kInvRms: {
       const std::optional<EClassId> eps =
           index_->FindNode(LeafOpFor(Payload::Kind::kReal), Payload::Real(kDefaultRmsEps), {});
@@ -105,6 +109,7 @@ std::vector<GenOp> Searcher::Candidates(const std::vector<GenOp>& ops,
       }
     }
     if (sum_) out.push_back({BlockOpKind::kReduce, OpKind::kSum, i, -1, 0});
+    for (int64_t c : div_counts_) out.push_back({BlockOpKind::kDivCount, OpKind::kInput, i, -1, c});
     if (max_) out.push_back({BlockOpKind::kReduce, OpKind::kMax, i, -1, 0});
     if (rms_) {
       out.push_back({BlockOpKind::kRms, OpKind::kInput, i, -1, 0});

@@ -82,6 +82,7 @@ void Searcher::CollectVocabulary() {
     if (n.op == OpKind::kSum) sum_ = true;
     if (n.op == OpKind::kMax) max_ = true;
     if (n.op == OpKind::kRmsNorm) rms_ = true;
+    if (n.op == OpKind::kMean) sum_ = true;
     if (n.op == OpKind::kSoftmax) {
       unary_.insert(OpKind::kExp);
       binary_.insert(OpKind::kDiv);
@@ -89,6 +90,13 @@ void Searcher::CollectVocabulary() {
     }
   }
   if (rms_) binary_.insert(OpKind::kMul);
+  bool mean = false;
+  for (const Node& n : program_.nodes()) mean = mean || n.op == OpKind::kMean;
+  if (mean) {
+    for (const Node& n : program_.nodes()) {
+      if (!n.shape.empty() && n.shape.back() > 1) div_counts_.insert(n.shape.back());
+    }
+  }
   // Hopeless's L: only inv_rms (3 levels) and acc_sumsq_last (2), both for rms_norm, add more
   // than one e-node level per op.
   levels_per_op_ = rms_ ? 3 : 1;

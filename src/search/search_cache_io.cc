@@ -17,8 +17,8 @@ std::string Searcher::CacheKey() const {
   h.Add(uint64_t{0x5ea4c4});  // format 1
   // The generator's revision: a cache written by an earlier generator may lack structures
   // (2: a root value in the loop phase is also accumulated, Searcher::AccumulateRoot; 3: add
-  // and mul of a value with itself; 4: scale ops).
-  h.Add(uint64_t{4});
+  // and mul of a value with itself; 4: scale ops; 5: div_count for mean).
+  h.Add(uint64_t{5});
   for (const Node& n : program_.nodes()) {
     h.Add(static_cast<int>(n.op)).Add(static_cast<int>(n.dtype)).Add(n.dim).Add(n.scalar).Add(n.eps);
     h.Add(static_cast<uint64_t>(n.operands.size()));
@@ -48,6 +48,16 @@ nlohmann::json Searcher::TemplateJson(const Template& t) const {
         const Shape& sh = program_.node(program_.inputs()[i]).shape;
         if (!sh.empty() && sh.back() == op.count) {
           j["count_of_input"] = i;
+          break;
+        }
+      }
+    }
+    if (op.kind == BlockOpKind::kDivCount) {
+      // The first node whose last dim is the count (its extent at another size).
+      for (size_t i = 0; i < program_.nodes().size(); ++i) {
+        const Shape& sh = program_.nodes()[i].shape;
+        if (!sh.empty() && sh.back() == op.count) {
+          j["count_of_node"] = i;
           break;
         }
       }
@@ -93,6 +103,11 @@ std::optional<std::pair<Searcher::Template, std::vector<Value>>> Searcher::Templ
         const size_t i = o.at("count_of_input").get<size_t>();
         if (i >= inputs || program_.node(program_.inputs()[i]).shape.empty()) return std::nullopt;
         op.count = program_.node(program_.inputs()[i]).shape.back();
+      }
+      if (op.kind == BlockOpKind::kDivCount) {
+        const size_t i = o.at("count_of_node").get<size_t>();
+        if (i >= program_.nodes().size() || program_.nodes()[i].shape.empty()) return std::nullopt;
+        op.count = program_.nodes()[i].shape.back();
       }
       std::optional<Value> v = ShapeOf(op, values);
       if (!v) return std::nullopt;
@@ -167,6 +182,7 @@ std::optional<Value> Searcher::ShapeOf(const GenOp& op, const std::vector<Value>
     case BlockOpKind::kUnary:
     case BlockOpKind::kRms:
     case BlockOpKind::kInvRms:
+    case BlockOpKind::kDivCount:
     case BlockOpKind::kAccSum:
       out.shape = a.shape;
       return out;

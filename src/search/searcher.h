@@ -338,6 +338,8 @@ class Searcher {
   int levels_per_op_ = 1;  // L of Hopeless (CollectVocabulary)
   // The constants of the Program's scale ops (each a unary op of the vocabulary).
   std::set<double> scales_;
+  // With mean: the counts n of div_count(x, n) (every node's last dim: mean is sum / n).
+  std::set<int64_t> div_counts_;
   // Binary ops the Program applies to one value twice (mul(X, X)): only these are generated
   // with both operands the same value (elsewhere that only adds states to explore).
   std::set<OpKind> self_binary_;

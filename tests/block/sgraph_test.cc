@@ -325,6 +325,13 @@ TEST(BlockSGraphTest, WellFormednessErrors) {
        "sqrt rsqrt square neg recip scale"},
       {"no output op", "ntrans", [](SGraph& g) { K(g, "k0").block().ops.pop_back(); },
        "kernel k0: has no output op, expected at least one"},
+      {"div_count by zero", "rmsnorm_linear",
+       [](SGraph& g) {
+         BlockOp op = MakeOp(BlockOpKind::kDivCount, "bad", {Index(g, "k0", "A")});
+         op.count = g.Const(0);
+         Append(g, "k0", op);
+       },
+       "kernel k0, op bad: div_count count is 0, expected ≥ 1"},
   };
   for (const BadRow& r : rows) {
     SCOPED_TRACE(r.rule);
@@ -348,6 +355,15 @@ TEST(BlockSGraphTest, JsonRoundTripsEveryFixture) {
     SGraph clone = f.graph.Clone();
     EXPECT_TRUE(clone == f.graph);
   }
+  // div_count (mean = sum / n) keeps its count through JSON and prints it.
+  fixtures::Fixture mean = Reduced("rmsnorm_linear");
+  BlockOp dc = MakeOp(BlockOpKind::kDivCount, "Mean", {Index(mean.graph, "k0", "A")});
+  dc.count = mean.graph.Const(256);
+  Append(mean.graph, "k0", dc);
+  ASSERT_OK_AND_ASSIGN(SGraph mean_back, SGraphFromJsonText(SGraphToJson(mean.graph).dump()));
+  EXPECT_TRUE(mean_back == mean.graph);
+  EXPECT_THAT(SGraphToString(mean_back), HasSubstr("Mean = div_count(A, n=256)"));
+
   fixtures::Fixture a = Reduced("gqa");
   fixtures::Fixture b = Reduced("gqa");
   Op(b.graph, "partial_kv", "E").fn = OpKind::kSilu;

@@ -98,6 +98,8 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
        " (1 kernel) at gx=8 ", "MmaM16N8K16("},
       {"row_max", "X = input f16[4, 2048]\nY = max(X, -1)\noutput Y\n", " (1 kernel) at ",
        "1 row pass(es) (max) over "},
+      {"row_mean", "X = input f32[8, 1000]\nY = mean(X, -1)\noutput Y\n", " (1 kernel) at ",
+       " / 1000.0f;  // v2 (div_count)"},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.name);

@@ -414,6 +414,44 @@ TEST_F(SearchTest, ALinearLayerOverABatchOfRows) {
   }
 }
 
+// mean(x, -1) is sum(x, -1) / n: div_count divides by the reduced extent exactly (as the rule
+// mean-def says, never by a rounded 1/n). Before 2026-12-05 a Program with mean had no family.
+// A cached structure replays with the count of the new size.
+TEST_F(SearchTest, MeanIsASumDividedByItsCount) {
+  auto program = [](int64_t rows, int64_t cols) {
+    ProgramBuilder pb;
+    const TensorId x = pb.Input("X", DType::kF32, {rows, cols});
+    const TensorId y = pb.Reduce(OpKind::kMean, x, -1);
+    pb.SetName(y, "Y");
+    pb.Output(y);
+    return std::move(pb).Build();
+  };
+  const std::string dir = ::testing::TempDir() + "/prism_mean_cache_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  FamilyCache cache(dir);
+  SearchConfig config = TestConfig();
+  config.cache = &cache;
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16, 256}, {32, 512}}) {
+    SCOPED_TRACE(absl::StrCat(rows, "x", cols));
+    ASSERT_OK_AND_ASSIGN(Program p, program(rows, cols));
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
+    ASSERT_FALSE(r.families.empty());
+    EXPECT_EQ(r.cache_hit, cols == 512);
+    bool divides = false;
+    for (const FamilyResult& fam : r.families) {
+      for (const BlockOp& op : fam.graph->kernels().back().block().ops) {
+        if (op.kind != BlockOpKind::kDivCount) continue;
+        divides = true;
+        EXPECT_TRUE(fam.graph->ctx().is_const(op.count));
+        EXPECT_EQ(fam.graph->ctx().const_value(op.count), cols);
+      }
+    }
+    EXPECT_TRUE(divides) << Describe(r);
+    ExpectFamiliesEmulate(p, r);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(SearchTest, MapPrefilterChangesNothing) {
   struct Case {
     std::string name;

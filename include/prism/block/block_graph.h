@@ -72,7 +72,8 @@ struct BlockOp {
   double scalar = 0.0;          // kUnary scale: the constant c of c·x
   int64_t dim = -1;             // kReduce, kRms: tile dim (negative counts from the end)
   double eps = kDefaultRmsEps;  // kRms, kInvRms
-  Expr count;                   // kInvRms: n in rsqrt(s / n + eps) (the reduced extent)
+  Expr count;                   // kInvRms: n in rsqrt(s / n + eps); kDivCount: n in x / n
+                                // (the reduced extent)
   // kInput / kOutput: the kernel tensor (index into SGraph tensors) and its map: for each grid
   // axis x, y, z the tensor dim it splits (imap) or the tensor dim the blocks along it are laid
   // out on (omap), or kReplicate. Entries are Int expressions: a constant once resolved, a

@@ -38,7 +38,7 @@ struct ConcreteBlockOp {
   double scalar = 0.0;
   int dim = -1;  // normalized to 0..rank-1 (kReduce, kRms)
   double eps = kDefaultRmsEps;
-  int64_t count = 0;  // kInvRms
+  int64_t count = 0;  // kInvRms, kDivCount
   int tensor = -1;
   std::array<int, kNumGridAxes> map = {kReplicate, kReplicate, kReplicate};
   int fmap = kReplicate;

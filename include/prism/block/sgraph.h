@@ -145,6 +145,8 @@ class BlockGraphBuilder {
   int Reduce(absl::string_view name, OpKind fn, int x, int64_t dim);
   int Rms(absl::string_view name, int x, int64_t dim, double eps = kDefaultRmsEps);
   int InvRms(absl::string_view name, int sum_of_squares, Expr count, double eps = kDefaultRmsEps);
+  // x / count elementwise (a mean: the sum over a dim divided by its extent).
+  int DivCount(absl::string_view name, int x, Expr count);
   // kAcc*; `b` is the second operand of kAccOnlineMatMul.
   int Accumulate(absl::string_view name, BlockOpKind kind, int a, int b = -1);
   void Output(int value, int tensor, std::array<int64_t, kNumGridAxes> omap);
