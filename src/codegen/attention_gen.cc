@@ -121,6 +121,9 @@ class AttentionGen {
   int q_ = -1, k_in_ = -1, v_ = -1;  // input ops
   int rms_q_ = -1, rms_v_ = -1;      // rms ops (or -1)
   int s_ = -1, e_ = -1, ev_ = -1;    // S = Q·K, E = exp(S), EV = E·V
+  // E = exp(scale(S, c)): the scale op and c (folded into the scores' log2(e) factor).
+  int sc_op_ = -1;
+  double score_scale_ = 1.0;
   std::vector<int> num_accs_, den_accs_;
   std::vector<int> outputs_;
   int64_t gt_ = 0, mq_ = 0, d_ = 0, lc_ = 0, dv_ = 0;
@@ -145,15 +148,31 @@ absl::Status AttentionGen::Analyze() {
   // The S = Q·K matmul whose result is exponentiated.
   for (int i = 0; i < n; ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
-    if (op.kind == BlockOpKind::kUnary && op.fn == OpKind::kExp && op.phase == Phase::kLoop &&
-        k_.ops[op.operands[0]].kind == BlockOpKind::kMatMul) {
-      if (e_ != -1) return Err(i, "the attention template takes one exponentiated score tile");
-      e_ = i;
-      s_ = op.operands[0];
+    if (op.kind != BlockOpKind::kUnary || op.fn != OpKind::kExp || op.phase != Phase::kLoop) {
+      continue;
     }
+    int x = op.operands[0], scale = -1;
+    if (k_.ops[x].kind == BlockOpKind::kUnary && k_.ops[x].fn == OpKind::kScale) {
+      scale = x;
+      x = k_.ops[x].operands[0];
+    }
+    if (k_.ops[x].kind != BlockOpKind::kMatMul) continue;
+    if (e_ != -1) return Err(i, "the attention template takes one exponentiated score tile");
+    e_ = i;
+    s_ = x;
+    sc_op_ = scale;
   }
   if (e_ == -1) return KernelErr("no exp(matmul) inside the forloop (not an attention kernel)");
   if (uses[s_] != 1) return Err(s_, "the score tile may only be exponentiated");
+  if (sc_op_ != -1) {
+    // The scores' factor log2(e) becomes c·log2(e): the row maxima are taken of the raw
+    // scores and then multiplied by it, which is the max of the scaled scores only for c > 0.
+    score_scale_ = k_.ops[sc_op_].scalar;
+    if (uses[sc_op_] != 1) return Err(sc_op_, "the scaled score tile may only be exponentiated");
+    if (!(score_scale_ > 0)) {
+      return Err(sc_op_, absl::StrCat("the score scale must be positive, found ", score_scale_));
+    }
+  }
   auto unwrap_rms = [&](int x, int& rms) -> int {
     if (k_.ops[x].kind == BlockOpKind::kRms) {
       rms = x;
@@ -179,7 +198,10 @@ absl::Status AttentionGen::Analyze() {
         v_ = unwrap_rms(op.operands[1], rms_v_);
         break;
       case BlockOpKind::kUnary:
-        if (i != e_) return Err(i, "elementwise ops other than exp(S) are not supported here");
+        if (i != e_ && i != sc_op_) {
+          return Err(i, "elementwise ops other than exp(S) (or exp(scale(S, c))) are not "
+                        "supported here");
+        }
         break;
       case BlockOpKind::kAccSum:
         if (op.operands[0] != ev_) return Err(i, "acc_sum is supported only of E·V");
@@ -465,7 +487,13 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   }
   absl::StrAppend(&s, "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n");
   absl::StrAppend(&s, "  const int g = lane >> 2, t4 = lane & 3;\n");
-  absl::StrAppend(&s, "  constexpr float kLog2e = 1.4426950408889634f;\n");
+  // The scores' factor: log2(e), times the score scale c of exp(scale(S, c)).
+  absl::StrAppend(&s, "  constexpr float kLog2e = ",
+                  score_scale_ == 1.0 ? std::string("1.4426950408889634f")
+                                      : absl::StrCat(FloatLit(1.4426950408889634 * score_scale_),
+                                                     ";  // log2(e) · the score scale ",
+                                                     FloatLit(score_scale_)),
+                  score_scale_ == 1.0 ? ";\n" : "\n");
   absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
   if (!wgmma_) absl::StrAppend(&s, "  f16_t* qs = reinterpret_cast<f16_t*>(smem);\n");
   if (rms_v_ >= 0) {

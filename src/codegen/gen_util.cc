@@ -241,10 +241,13 @@ Template ChooseTemplate(const ConcreteBlockGraph& k) {
   }
   if (pointwise) return Template::kPointwise;
   for (const ConcreteBlockOp& op : k.ops) {
-    if (op.kind == BlockOpKind::kUnary && op.fn == OpKind::kExp && op.phase == Phase::kLoop &&
-        k.ops[op.operands[0]].kind == BlockOpKind::kMatMul) {
-      return Template::kAttention;
+    if (op.kind != BlockOpKind::kUnary || op.fn != OpKind::kExp || op.phase != Phase::kLoop) {
+      continue;
     }
+    // exp(S) or exp(scale(S, c)) of a matmul S.
+    const ConcreteBlockOp* x = &k.ops[op.operands[0]];
+    if (x->kind == BlockOpKind::kUnary && x->fn == OpKind::kScale) x = &k.ops[x->operands[0]];
+    if (x->kind == BlockOpKind::kMatMul) return Template::kAttention;
   }
   return Template::kGemm;
 }

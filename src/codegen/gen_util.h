@@ -155,7 +155,7 @@ absl::StatusOr<LaunchConfig> GeneratePointwiseKernel(const BlockProgram& p, int 
 
 // Which template a block graph is for: kPointwise when it has no matmul but after-loop ones
 // of acc_sum(loop input) (lora's combine: (Σ_s P1)·B), kAttention when a matmul's result is
-// exponentiated inside the forloop (S = Q·K, E = exp(S)), else kGemm.
+// exponentiated inside the forloop (S = Q·K, E = exp(S) or exp(scale(S, c))), else kGemm.
 enum class Template { kGemm, kAttention, kPointwise };
 Template ChooseTemplate(const ConcreteBlockGraph& k);
 

@@ -731,7 +731,8 @@ TEST(CodegenTest, RowFixturesMatchTheirPrograms) {
       {"bmm", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 4}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"bmm_y_batch", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 4}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"linear3d", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 2}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
-      {"linear3d_m", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 2}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
+      {"linear3d_m", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 2}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"gqa_scaled", {{"G", 2}, {"Lq", 16}, {"D", 32}, {"L", 128}}, {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 2}, {"T", 64}, {"S", 1}}}};
   for (const auto& [name, sizes, assignment] : cases) {
     SCOPED_TRACE(name);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(name, sizes));
@@ -948,6 +949,40 @@ TEST(CodegenTest, LinearLayerOverABatchOfRows) {
     }
     ASSERT_OK(code.status());
     for (const std::string& line : c.lines) EXPECT_THAT(code->source, HasSubstr(line));
+  }
+}
+
+// Attention whose scores are scaled before the softmax (split_fixtures.h, gqa_scaled:
+// exp(scale(Q·Kt, 1/sqrt(D)))): the attention template folds c into the scores' log2(e)
+// factor; unscaled attention keeps its source byte for byte (the other tests). A scale that is
+// not positive is refused (the row maxima are taken before the factor).
+TEST(CodegenTest, ScaledAttentionScores) {
+  const fixtures::Sizes sizes = {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}};
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture("gqa_scaled", sizes));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, {{"gx", 2}, {"gy", 1}, {"gz", 4},
+                                                             {"F", 4}, {"T", 128}, {"S", 3}}));
+  for (bool wgmma : {false, true}) {
+    SCOPED_TRACE(wgmma ? "attention_wgmma" : "mma.sync");
+    CodegenOptions options;
+    options.attention_wgmma = wgmma;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    ASSERT_EQ(code.launches.size(), 2u);
+    EXPECT_THAT(code.source, HasSubstr("attention template"));
+    // log2(e) / 8 = 0.180336878...
+    EXPECT_THAT(code.source,
+                HasSubstr("constexpr float kLog2e = 0.180336878f;  // log2(e) · the score scale "
+                          "0.125f"));
+  }
+  for (int k = 0; k < 2; ++k) {
+    ConcreteBlockGraph& kernel = std::get<ConcreteBlockGraph>(p.kernels[0].body);
+    for (ConcreteBlockOp& op : kernel.ops) {
+      if (op.kind == BlockOpKind::kUnary && op.fn == OpKind::kScale) op.scalar = k == 0 ? -0.5 : 0.0;
+    }
+    EXPECT_THAT(GenerateCuda(p),
+                StatusIs(absl::StatusCode::kUnimplemented,
+                         absl::StrCat("codegen: kernel partial_kv, op Sc (scale): the score scale "
+                                      "must be positive, found ",
+                                      k == 0 ? "-0.5" : "0")));
   }
 }
 

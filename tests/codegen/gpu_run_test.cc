@@ -423,6 +423,13 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 3}}},
                            GpuCase{"linear3d_m", {{"B", 4}, {"M", 128}, {"K", 512}, {"N", 64}},
                                    {{"b", 4}, {"g", 4}, {"F", 4}, {"T", 128}, {"S", 2}}},
+                           // Scores scaled before the softmax (1/sqrt(D) folded into log2(e)),
+                           // mma.sync and wgmma.
+                           GpuCase{"gqa_scaled", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}}},
+                           GpuCase{"gqa_scaled", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                   {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 3}},
+                                   0, false, false, false, false, false, false, true},
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},

@@ -31,11 +31,16 @@
 //   linear3d          a linear layer over a batch of rows: Y [B, M, N] = X [B, M, K] · W [K, N]
 //                     (one W for every batch), grid (b over the batch, g over N, 1): b batches
 //                     of whole M rows per block, contiguous rows of X viewed as [B·M, K]
+//
+// And split-KV attention with scaled scores (sizes G, Lq, D, L), gqa's form with
+// E = exp(scale(S, c)), c = 1/sqrt(D): O = softmax(c · Q·Kt) · V:
+//   gqa_scaled        partial_kv grid (gx over heads, gy over Lq, gz over L), then the combine
 //   linear3d_m        the same with g over M: tiles of b > 1 batches and part of M are no
 //                     contiguous rows: generated with one batch per block, refused with more
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -275,9 +280,66 @@ inline absl::StatusOr<fixtures::Fixture> MakeLinear3dFixture(absl::string_view n
   return fixtures::Fixture{std::move(g), std::move(program)};
 }
 
+// gqa_scaled (file comment) at `sizes` (G, Lq, D, L).
+inline absl::StatusOr<fixtures::Fixture> MakeScaledAttentionFixture(const fixtures::Sizes& sizes) {
+  constexpr int64_t R = kReplicate;
+  for (const char* d : {"G", "Lq", "D", "L"}) {
+    if (sizes.count(d) == 0) {
+      return absl::InvalidArgumentError("gqa_scaled needs the sizes G, Lq, D and L");
+    }
+  }
+  const int64_t heads = sizes.at("G"), lq = sizes.at("Lq"), d = sizes.at("D"), l = sizes.at("L");
+  const double c = 1.0 / std::sqrt(static_cast<double>(d));
+  SGraph g("gqa_scaled");
+  ExprContext& ctx = g.ctx();
+  PRISM_ASSIGN_OR_RETURN(const Expr gx, SplitParam(g, "gx", ParamRole::kGrid, Domain::DivisorsOf(heads)));
+  PRISM_ASSIGN_OR_RETURN(const Expr gy, SplitParam(g, "gy", ParamRole::kGrid, Domain::DivisorsOf(lq)));
+  PRISM_ASSIGN_OR_RETURN(const Expr gz, SplitParam(g, "gz", ParamRole::kGrid, Domain::DivisorsOf(l)));
+  PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(l)));
+  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
+                                                  Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  const int q = g.AddInput("Q", DType::kF16, {heads, lq, d});
+  const int kt = g.AddInput("Kt", DType::kF16, {heads, d, l});
+  const int v = g.AddInput("V", DType::kF16, {heads, l, d});
+  const int o = g.AddOutput("O", DType::kF16, {heads, lq, d});
+  const int num = g.AddTensor("Num", DType::kF32, {ctx.Const(heads), ctx.Const(lq), ctx.Mul(gz, ctx.Const(d))});
+  const int den = g.AddTensor("Den", DType::kF32, {ctx.Const(heads), ctx.Const(lq), gz});
+  {
+    BlockGraphBuilder kb(g, {gx, gy, gz}, t, f, st);
+    const int qt = kb.Input("Qt", q, {0, 1, R}, R);
+    const int ktt = kb.Input("Ktt", kt, {0, R, 2}, 2);
+    const int vt = kb.Input("Vt", v, {0, R, 1}, 1);
+    const int e = kb.Unary("E", OpKind::kExp, kb.Scale("Sc", kb.MatMul("S", qt, ktt), c));
+    const int n = kb.Accumulate("N", BlockOpKind::kAccSum, kb.MatMul("EV", e, vt));
+    const int dn = kb.Accumulate("Dn", BlockOpKind::kAccSumLast, e);
+    kb.Output(n, num, {0, 1, 2});
+    kb.Output(dn, den, {0, 1, 2});
+    std::move(kb).Finish("partial_kv");
+  }
+  {
+    BlockGraphBuilder kb(g, {gx, gy, g.One()}, t, gz, st);
+    const int nt = kb.Input("Nt", num, {0, 1, R}, 2);
+    const int dt = kb.Input("Dt", den, {0, 1, R}, 2);
+    const int na = kb.Accumulate("Ns", BlockOpKind::kAccSum, nt);
+    const int da = kb.Accumulate("Ds", BlockOpKind::kAccSum, dt);
+    kb.Output(kb.Binary("Ot", OpKind::kDiv, na, da), o, {0, 1, R});
+    std::move(kb).Finish("combine");
+  }
+  ProgramBuilder b;
+  const TensorId pq = b.Input("Q", DType::kF16, {heads, lq, d});
+  const TensorId pk = b.Input("Kt", DType::kF16, {heads, d, l});
+  const TensorId pv = b.Input("V", DType::kF16, {heads, l, d});
+  const TensorId po = b.MatMul(b.Softmax(b.Scale(b.MatMul(pq, pk), c), -1), pv);
+  b.SetName(po, "O");
+  b.Output(po);
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(b).Build());
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
 // "gated_mlp_splitk", "lora_splitk", "lora_split_xa" or "rmsnorm_linear_split" at `sizes`
-// (fixtures::WorkloadSizes of the workload), or a row, batched-matmul or linear-layer fixture
-// (file comment).
+// (fixtures::WorkloadSizes of the workload), or a row, batched-matmul, linear-layer or scaled
+// attention fixture (file comment).
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
                                                           const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
@@ -286,6 +348,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
   if (name == "row_softmax" || name == "row_stats") return MakeRowFixture(name, sizes);
   if (name == "bmm" || name == "bmm_y_batch") return MakeBmmFixture(name, sizes);
   if (name == "linear3d" || name == "linear3d_m") return MakeLinear3dFixture(name, sizes);
+  if (name == "gqa_scaled") return MakeScaledAttentionFixture(sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));
