@@ -123,6 +123,26 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
   }
 }
 
+// Attention written the usual way, scores scaled before the softmax: no family before
+// 2026-12-05 (scale was not in the search's vocabulary), then none generated (the attention
+// template wanted exp of a matmul), and its search spent its budget on random tests.
+TEST(OptimizeCliTest, ScaledAttentionGenerates) {
+  const std::string dir = Tmp("scaled_attention");
+  const std::string path = dir + "/attn.prism";
+  std::ofstream(path) << "Q = input f16[4, 16, 64]\nKt = input f16[4, 64, 512]\n"
+                         "V = input f16[4, 512, 64]\n"
+                         "O = matmul(softmax(scale(matmul(Q, Kt), 0.125), -1), V)\noutput O\n";
+  const Result r = RunPrismUnbudgeted({"optimize", path, "--no-gpu", "--out", dir + "/out"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(" (2 kernels) at "));
+  std::ifstream in(dir + "/out/kernel.cu");
+  std::stringstream src;
+  src << in.rdbuf();
+  EXPECT_THAT(src.str(), HasSubstr("attention template"));
+  EXPECT_THAT(src.str(), HasSubstr("kLog2e = 0.180336878f;  // log2(e) · the score scale 0.125f"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(OptimizeCliTest, JsonAndTheDefaultOutputDirectory) {
   const std::string dir = Tmp("json");
   const std::string program = SmallProgram(dir);
