@@ -630,4 +630,28 @@ bool operator==(const Program& a, const Program& b) {
   return a.trailing_lines_ == b.trailing_lines_;
 }
 
+absl::StatusOr<Program> OutputCone(const Program& program, size_t i) {
+  if (i >= program.outputs().size()) {
+    return absl::OutOfRangeError(absl::StrCat("output ", i, " of a program with ",
+                                              program.outputs().size(), " outputs"));
+  }
+  const size_t n = program.nodes().size();
+  std::vector<bool> needed(n, false);
+  needed[program.outputs()[i].tensor.value()] = true;
+  for (size_t k = n; k-- > 0;) {  // operands have smaller ids than their users
+    if (!needed[k]) continue;
+    for (TensorId o : program.nodes()[k].operands) needed[o.value()] = true;
+  }
+  ProgramBuilder b;
+  std::vector<TensorId> id(n);
+  for (size_t k = 0; k < n; ++k) {
+    if (!needed[k]) continue;
+    Node node = program.nodes()[k];
+    for (TensorId& o : node.operands) o = id[o.value()];
+    id[k] = b.AddNode(std::move(node));
+  }
+  b.Output(id[program.outputs()[i].tensor.value()], program.outputs()[i].loc);
+  return std::move(b).Build();
+}
+
 }  // namespace prism

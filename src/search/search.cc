@@ -10,7 +10,9 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   deadline_ = start + config_.budget;
   if (program_.outputs().size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "search supports programs with one output; this one has ", program_.outputs().size()));
+        "search supports programs with one output; this one has ", program_.outputs().size(),
+        " (search each output's program alone: OutputCone in prism/ir/program.h, as prism "
+        "optimize does)"));
   }
   if (config_.max_kernels < 1 || config_.max_kernels > 2) {
     return absl::InvalidArgumentError(absl::StrCat(

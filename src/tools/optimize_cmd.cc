@@ -112,61 +112,33 @@ const CommandSpec& OptimizeSpec() {
   return *spec;
 }
 
-absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
-  if (args.Has("--gpu") && args.Flag("--no-gpu")) {
-    return absl::InvalidArgumentError("give at most one of --gpu or --no-gpu");
-  }
-  PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget(args.String("--target").value_or("h200")));
-  PRISM_ASSIGN_OR_RETURN(LoadedProgram loaded, LoadProgram(args));
-  if (args.Has("--dump-after") && args.Flag("--json")) {
-    return absl::InvalidArgumentError("give at most one of --dump-after or --json");
-  }
-  const std::string out_dir = args.String("--out").value_or(DefaultOutDir(args));
-  tune::TuneOptions options;
-  options.search.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
-  options.top_families = static_cast<int>(args.Int("--top").value_or(options.top_families));
-  options.use_gpu = !args.Flag("--no-gpu");
-  options.require_gpu = args.Has("--gpu");
-  options.gpu = static_cast<int>(args.Int("--gpu").value_or(0));
-  options.compile_cache_dir = args.String("--compile-cache").value_or("");
-  options.tune_cache_dir = args.String("--tune-cache").value_or("");
-  options.instances_per_family = static_cast<int>(args.Int("--instances").value_or(96));
-  options.measure_budget_s = static_cast<double>(args.Int("--measure-budget-s").value_or(45));
-  options.tune_budget_s = static_cast<double>(args.Int("--tune-budget-s").value_or(55));
-  options.refine_rounds = static_cast<int>(args.Int("--refine").value_or(2));
-  options.program_name = GeneratedName(args);
-  if (io.err_is_terminal) {
-    options.search.progress = [&io](const search::SearchProgress& p) {
-      if (std::string_view(p.stage) == "done") {
-        io.err << "\r\033[K[tune] generating, compiling and measuring candidates..." << std::flush;
-      } else {
-        io.err << "\r\033[K[search " << p.stage << "] " << Significant(p.elapsed_s, 3) << " s"
-               << std::flush;
-      }
-    };
-  }
-  const absl::Time started = absl::Now();
-  absl::StatusOr<tune::TuneResult> result = tune::Optimize(loaded.program, target, options);
+// Optimizes a one-output `program` (search, tune, files and report in `out_dir`) and prints
+// the summary, or with --json fills `json_sink` (prints it when null).
+absl::Status OptimizeOne(const Program& program, const std::string& label, const Target& target,
+                         const tune::TuneOptions& options, const std::string& out_dir,
+                         const ParsedArgs& args, Io& io, absl::Time started,
+                         nlohmann::ordered_json* json_sink) {
+  absl::StatusOr<tune::TuneResult> result = tune::Optimize(program, target, options);
   if (io.err_is_terminal) io.err << "\r\033[K" << std::flush;
   PRISM_RETURN_IF_ERROR(result.status());
   const tune::TuneResult& r = *result;
-  PRISM_RETURN_IF_ERROR(tune::WriteOutputs(r, loaded.label, out_dir));
+  PRISM_RETURN_IF_ERROR(tune::WriteOutputs(r, label, out_dir));
   // The proof report (report/report.h, docs/report.md): report.{json,md,html}, proof.json, smt/.
   report::ReportOptions report_options;
   report_options.total_s = absl::ToDoubleSeconds(absl::Now() - started);
-  PRISM_ASSIGN_OR_RETURN(report::Report rep, report::BuildReport(loaded.program, loaded.label,
+  PRISM_ASSIGN_OR_RETURN(report::Report rep, report::BuildReport(program, label,
                                                                  target, r, report_options));
   PRISM_RETURN_IF_ERROR(report::WriteReport(rep, out_dir));
   const tune::Candidate& c = r.chosen();
   const search::FamilyResult& fr = r.chosen_family();
   if (std::optional<std::string> stage = args.String("--dump-after")) {
-    PRISM_ASSIGN_OR_RETURN(std::string dump, report::DumpAfter(*stage, loaded.program, r.search, &r));
+    PRISM_ASSIGN_OR_RETURN(std::string dump, report::DumpAfter(*stage, program, r.search, &r));
     io.out << dump << "\n";
   }
 
   if (args.Flag("--json")) {
     nlohmann::ordered_json j;
-    j["program"] = loaded.label;
+    j["program"] = label;
     j["target"] = target.name;
     j["out"] = out_dir;
     j["selection"] = tune::MethodName(r.method);
@@ -217,11 +189,15 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
     }
     j["report"] = {{"files", {"report.json", "report.md", "report.html", "proof.json"}},
                    {"smt_files", rep.smt_files.size()}};
-    io.out << j.dump(2) << "\n";
+    if (json_sink != nullptr) {
+      *json_sink = std::move(j);
+    } else {
+      io.out << j.dump(2) << "\n";
+    }
     return absl::OkStatus();
   }
 
-  std::string text = absl::StrCat("program   ", loaded.label, "\ntarget    ", target.name, "\n");
+  std::string text = absl::StrCat("program   ", label, "\ntarget    ", target.name, "\n");
   if (r.device) {
     absl::StrAppend(&text, "device    GPU ", r.device->ordinal, ": ", r.device->name, " (sm_",
                     r.device->sm(), ", ", r.device->sms, " SMs, driver ", r.device->driver_version,
@@ -296,6 +272,77 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
                   rep.smt_files.size(), " SMT file", rep.smt_files.size() == 1 ? "" : "s", " in ",
                   out_dir, "/smt (check with: prism audit ", out_dir, ")\n");
   io.out << text;
+  return absl::OkStatus();
+}
+
+absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
+  if (args.Has("--gpu") && args.Flag("--no-gpu")) {
+    return absl::InvalidArgumentError("give at most one of --gpu or --no-gpu");
+  }
+  PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget(args.String("--target").value_or("h200")));
+  PRISM_ASSIGN_OR_RETURN(LoadedProgram loaded, LoadProgram(args));
+  if (args.Has("--dump-after") && args.Flag("--json")) {
+    return absl::InvalidArgumentError("give at most one of --dump-after or --json");
+  }
+  const std::string out_dir = args.String("--out").value_or(DefaultOutDir(args));
+  tune::TuneOptions options;
+  options.search.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
+  options.top_families = static_cast<int>(args.Int("--top").value_or(options.top_families));
+  options.use_gpu = !args.Flag("--no-gpu");
+  options.require_gpu = args.Has("--gpu");
+  options.gpu = static_cast<int>(args.Int("--gpu").value_or(0));
+  options.compile_cache_dir = args.String("--compile-cache").value_or("");
+  options.tune_cache_dir = args.String("--tune-cache").value_or("");
+  options.instances_per_family = static_cast<int>(args.Int("--instances").value_or(96));
+  options.measure_budget_s = static_cast<double>(args.Int("--measure-budget-s").value_or(45));
+  options.tune_budget_s = static_cast<double>(args.Int("--tune-budget-s").value_or(55));
+  options.refine_rounds = static_cast<int>(args.Int("--refine").value_or(2));
+  options.program_name = GeneratedName(args);
+  if (io.err_is_terminal) {
+    options.search.progress = [&io](const search::SearchProgress& p) {
+      if (std::string_view(p.stage) == "done") {
+        io.err << "\r\033[K[tune] generating, compiling and measuring candidates..." << std::flush;
+      } else {
+        io.err << "\r\033[K[search " << p.stage << "] " << Significant(p.elapsed_s, 3) << " s"
+               << std::flush;
+      }
+    };
+  }
+  const absl::Time started = absl::Now();
+  const absl::Span<const OutputDecl> outputs = loaded.program.outputs();
+  if (outputs.size() == 1) {
+    return OptimizeOne(loaded.program, loaded.label, target, options, out_dir, args, io, started,
+                       nullptr);
+  }
+  // Several outputs: each output's program alone (OutputCone), in DIR/<output name>, its
+  // kernels named <name>_<output name>; no fusion across outputs.
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string tensor = loaded.program.node(outputs[i].tensor).name;
+    PRISM_ASSIGN_OR_RETURN(Program cone, OutputCone(loaded.program, i));
+    tune::TuneOptions one = options;
+    one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", tensor));
+    if (!args.Flag("--json")) {
+      io.out << (i == 0 ? "" : "\n") << "output    " << tensor << " (" << i + 1 << " of "
+             << outputs.size() << ")\n";
+    }
+    nlohmann::ordered_json j;
+    const absl::Status st =
+        OptimizeOne(cone, absl::StrCat(loaded.label, " output ", tensor), target, one,
+                    absl::StrCat(out_dir, "/", tensor), args, io, absl::Now(),
+                    args.Flag("--json") ? &j : nullptr);
+    if (!st.ok()) {
+      return absl::Status(st.code(), absl::StrCat("output ", tensor, ": ", st.message()));
+    }
+    if (args.Flag("--json")) all.push_back(std::move(j));
+  }
+  if (args.Flag("--json")) {
+    nlohmann::ordered_json j;
+    j["program"] = loaded.label;
+    j["outputs"] = std::move(all);
+    io.out << j.dump(2) << "\n";
+  }
+  (void)started;
   return absl::OkStatus();
 }
 

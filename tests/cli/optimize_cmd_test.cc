@@ -143,6 +143,47 @@ TEST(OptimizeCliTest, ScaledAttentionGenerates) {
   std::filesystem::remove_all(dir);
 }
 
+// A program with several outputs: each output's program alone (OutputCone) in DIR/<output>,
+// kernels prism_<file>_<output>_k0; --json gives one object per output; an output that fails
+// names itself. Before 2026-12-05: "search supports programs with one output".
+TEST(OptimizeCliTest, SeveralOutputsOneProgramEach) {
+  const std::string dir = Tmp("outputs");
+  const std::string path = dir + "/qks.prism";
+  std::ofstream(path) << "X = input f16[8, 1024]\nWq = input f16[1024, 512]\n"
+                         "Wk = input f16[1024, 256]\nQ = matmul(X, Wq)\nK = matmul(X, Wk)\n"
+                         "S = softmax(X, -1)\noutput Q\noutput K\noutput S\n";
+  const Result r = RunPrismUnbudgeted({"optimize", path, "--no-gpu", "--out", dir + "/out"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"output    Q (1 of 3)\nprogram   ", "output    K (2 of 3)\n",
+                        "output    S (3 of 3)\n"}) {
+    EXPECT_THAT(r.out, HasSubstr(s));
+  }
+  for (const std::string o : {"Q", "K", "S"}) {
+    std::ifstream in(dir + "/out/" + o + "/launch.json");
+    std::stringstream launch;
+    launch << in.rdbuf();
+    EXPECT_THAT(launch.str(), HasSubstr("\"function\": \"prism_qks_" + o + "_k0\"")) << o;
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/out/" + o + "/report.json")) << o;
+  }
+  const Result j = RunPrismUnbudgeted({"optimize", path, "--no-gpu", "--json", "--out", dir + "/j"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json parsed = nlohmann::json::parse(j.out);
+  ASSERT_EQ(parsed["outputs"].size(), 3u);
+  EXPECT_EQ(parsed["outputs"][1]["program"], path + " output K");
+  EXPECT_EQ(parsed["outputs"][2]["out"], dir + "/j/S");
+
+  const std::string bad = dir + "/bad.prism";
+  std::ofstream(bad) << "X = input f16[8, 1024]\nA = input f32[4, 64]\nB = input f32[64, 32]\n"
+                        "S = softmax(X, -1)\nY = matmul(A, B)\noutput S\noutput Y\n";
+  const Result e = RunPrismUnbudgeted({"optimize", bad, "--no-gpu", "--out", dir + "/bad"});
+  EXPECT_EQ(e.code, 2);
+  EXPECT_EQ(e.err,
+            "prism: error: output Y: no family can be generated as CUDA yet: 11 families tried; "
+            "codegen: kernel k0, op v0 (input): only f16 input tensors are supported (families "
+            "#1-#11)\n");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(OptimizeCliTest, JsonAndTheDefaultOutputDirectory) {
   const std::string dir = Tmp("json");
   const std::string program = SmallProgram(dir);

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/ir/program.h"
+#include "prism/ir/text_format.h"
 #include "prism/ir/types.h"
 #include "testing/status_matchers.h"
 
@@ -229,6 +230,38 @@ TEST(ProgramTest, ForwardReferencesAreSortedTopologically) {
   EXPECT_EQ(p.builder_to_program()[0], *p.Find("Y"));
   EXPECT_EQ(p.use_counts()[p.Find("X")->value()], 1);
   EXPECT_EQ(p.DisplayName(*p.Find("W")), "W");
+}
+
+// OutputCone: each output's program alone — the nodes it depends on in the original order,
+// the inputs it reads, the names kept; the other outputs' nodes and inputs dropped.
+TEST(ProgramTest, OutputConeKeepsWhatOneOutputNeeds) {
+  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram("X = input f16[8, 64]\n"
+                                               "W = input f16[64, 32]\n"
+                                               "V = input f16[64, 16]\n"
+                                               "H = rms_norm(X, -1)\n"
+                                               "Q = matmul(H, W)\n"
+                                               "K = matmul(H, V)\n"
+                                               "S = softmax(X, -1)\n"
+                                               "output Q\noutput K\noutput S\n"));
+  const struct {
+    size_t output;
+    const char* text;
+  } kCases[] = {
+      {0, "X = input f16[8, 64]\nW = input f16[64, 32]\nH = rms_norm(X, -1)\nQ = matmul(H, W)\n"
+          "output Q\n"},
+      {1, "X = input f16[8, 64]\nV = input f16[64, 16]\nH = rms_norm(X, -1)\nK = matmul(H, V)\n"
+          "output K\n"},
+      {2, "X = input f16[8, 64]\nS = softmax(X, -1)\noutput S\n"},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.output);
+    ASSERT_OK_AND_ASSIGN(Program cone, OutputCone(p, c.output));
+    ASSERT_OK_AND_ASSIGN(Program want, ParseProgram(c.text));
+    EXPECT_EQ(PrintProgram(cone), PrintProgram(want));
+    EXPECT_EQ(cone.outputs().size(), 1u);
+  }
+  EXPECT_THAT(OutputCone(p, 3),
+              StatusIs(absl::StatusCode::kOutOfRange, "output 3 of a program with 3 outputs"));
 }
 
 TEST(ProgramTest, StructuralHash) {

@@ -585,7 +585,9 @@ TEST_F(SearchTest, RejectsUnsupportedRequests) {
   ASSERT_OK_AND_ASSIGN(Program two, std::move(pb).Build());
   EXPECT_THAT(Search(two, TestConfig(), target_).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("search supports programs with one output; this one has 2")));
+                       "search supports programs with one output; this one has 2 (search each "
+                       "output's program alone: OutputCone in prism/ir/program.h, as prism "
+                       "optimize does)"));
 }
 
 }  // namespace

@@ -205,6 +205,12 @@ class ProgramBuilder {
 // location prefix) saying what was found and what was expected.
 absl::StatusOr<Shape> InferShape(const Node& node, absl::Span<const Shape* const> operand_shapes);
 
+// The program of output `i` alone: the nodes that output depends on (in the original order,
+// names, attributes and source locations kept), the inputs among them in the original order,
+// and that one output. Optimizing a multi-output program output by output uses it (no fusion
+// across outputs). OutOfRange "output 3 of a program with 2 outputs" for a bad `i`.
+absl::StatusOr<Program> OutputCone(const Program& program, size_t i);
+
 // True if `name` may name a tensor: [A-Za-z_][A-Za-z0-9_]*, not an op name, dtype name,
 // `input`, `output` or `eps` (the rms_norm keyword argument).
 bool IsValidTensorName(absl::string_view name);
