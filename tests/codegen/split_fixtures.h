@@ -40,6 +40,7 @@
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -197,56 +198,31 @@ inline absl::StatusOr<fixtures::Fixture> MakeRowFixture(absl::string_view name,
   return fixtures::Fixture{std::move(g), std::move(program)};
 }
 
-// The batched-matmul fixtures (file comment) at `sizes` (B, M, K, N).
-inline absl::StatusOr<fixtures::Fixture> MakeBmmFixture(absl::string_view name,
-                                                        const fixtures::Sizes& sizes) {
+// The batched-matmul and linear-layer fixtures (file comment) at `sizes` (B, M, K, N): bmm,
+// bmm_y_batch, linear3d, linear3d_m.
+inline absl::StatusOr<fixtures::Fixture> MakeBatchedMatmulFixture(absl::string_view name,
+                                                                  const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
-  const bool swapped = name == "bmm_y_batch";
-  if (!swapped && name != "bmm") return absl::NotFoundError(absl::StrCat("no bmm fixture ", name));
-  for (const char* d : {"B", "M", "K", "N"}) {
-    if (sizes.count(d) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes B, M, K and N"));
-    }
+  // Per variant: whether W is one [K, N] for every batch, whether g splits M (else N), whether
+  // the batch is on grid axis y (else x), and the maps of X, W (with W's fmap) and Y.
+  struct Variant {
+    const char* name;
+    bool shared_w, over_m, batch_on_y;
+    std::array<int64_t, 3> x, w;
+    int64_t w_fmap;
+    std::array<int64_t, 3> y;
+  };
+  static constexpr Variant kVariants[] = {
+      {"bmm", false, false, false, {0, R, R}, {0, 2, R}, 1, {0, 2, R}},
+      {"bmm_y_batch", false, true, true, {1, 0, R}, {R, 0, R}, 1, {1, 0, R}},
+      {"linear3d", true, false, false, {0, R, R}, {R, 1, R}, 0, {0, 2, R}},
+      {"linear3d_m", true, true, false, {0, 1, R}, {R, R, R}, 0, {0, 1, R}},
+  };
+  const Variant* v = nullptr;
+  for (const Variant& c : kVariants) {
+    if (name == c.name) v = &c;
   }
-  const int64_t b = sizes.at("B"), m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
-  SGraph g(std::string{name});
-  PRISM_ASSIGN_OR_RETURN(const Expr gb, SplitParam(g, "b", ParamRole::kGrid, Domain::DivisorsOf(b)));
-  // g splits N (bmm) or M (bmm_y_batch).
-  PRISM_ASSIGN_OR_RETURN(const Expr gn, SplitParam(g, "g", ParamRole::kGrid,
-                                                   Domain::DivisorsOf(swapped ? m : n)));
-  PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
-  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
-                                                  Domain::Set({64, 128, 256, 512})));
-  PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
-  const int x = g.AddInput("X", DType::kF16, {b, m, k});
-  const int w = g.AddInput("W", DType::kF16, {b, k, n});
-  const int y = g.AddOutput("Y", DType::kF16, {b, m, n});
-  // bmm: batch (dim 0) on axis x, N (dim 2 of W and Y) on axis y. bmm_y_batch: M (dim 1 of X
-  // and Y) on axis x, the batch on axis y.
-  BlockGraphBuilder kb(g, {swapped ? gn : gb, swapped ? gb : gn, g.One()}, t, f, st);
-  const int xt = kb.Input("Xt", x, {swapped ? 1 : 0, swapped ? 0 : R, R}, 2);
-  const int wt = kb.Input("Wt", w, {swapped ? R : 0, swapped ? 0 : 2, R}, 1);
-  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, wt)), y,
-            {swapped ? 1 : 0, swapped ? 0 : 2, R});
-  std::move(kb).Finish("k0");
-  ProgramBuilder p;
-  const TensorId px = p.Input("X", DType::kF16, {b, m, k});
-  const TensorId pw = p.Input("W", DType::kF16, {b, k, n});
-  const TensorId py = p.MatMul(px, pw);
-  p.SetName(py, "Y");
-  p.Output(py);
-  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());
-  return fixtures::Fixture{std::move(g), std::move(program)};
-}
-
-// The linear-layer fixtures (file comment) at `sizes` (B, M, K, N).
-inline absl::StatusOr<fixtures::Fixture> MakeLinear3dFixture(absl::string_view name,
-                                                             const fixtures::Sizes& sizes) {
-  constexpr int64_t R = kReplicate;
-  const bool over_m = name == "linear3d_m";
-  if (!over_m && name != "linear3d") {
-    return absl::NotFoundError(absl::StrCat("no linear fixture ", name));
-  }
+  if (v == nullptr) return absl::NotFoundError(absl::StrCat("no batched matmul fixture ", name));
   for (const char* d : {"B", "M", "K", "N"}) {
     if (sizes.count(d) == 0) {
       return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes B, M, K and N"));
@@ -256,23 +232,23 @@ inline absl::StatusOr<fixtures::Fixture> MakeLinear3dFixture(absl::string_view n
   SGraph g(std::string{name});
   PRISM_ASSIGN_OR_RETURN(const Expr gb, SplitParam(g, "b", ParamRole::kGrid, Domain::DivisorsOf(b)));
   PRISM_ASSIGN_OR_RETURN(const Expr gn, SplitParam(g, "g", ParamRole::kGrid,
-                                                   Domain::DivisorsOf(over_m ? m : n)));
+                                                   Domain::DivisorsOf(v->over_m ? m : n)));
   PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
   PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
                                                   Domain::Set({64, 128, 256, 512})));
   PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  const Shape w_shape = v->shared_w ? Shape{k, n} : Shape{b, k, n};
   const int x = g.AddInput("X", DType::kF16, {b, m, k});
-  const int w = g.AddInput("W", DType::kF16, {k, n});
+  const int w = g.AddInput("W", DType::kF16, w_shape);
   const int y = g.AddOutput("Y", DType::kF16, {b, m, n});
-  BlockGraphBuilder kb(g, {gb, gn, g.One()}, t, f, st);
-  const int xt = kb.Input("Xt", x, {0, over_m ? 1 : R, R}, 2);
-  const int wt = kb.Input("Wt", w, {R, over_m ? R : 1, R}, 0);
-  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, wt)), y,
-            {0, over_m ? 1 : 2, R});
+  BlockGraphBuilder kb(g, {v->batch_on_y ? gn : gb, v->batch_on_y ? gb : gn, g.One()}, t, f, st);
+  const int xt = kb.Input("Xt", x, v->x, 2);
+  const int wt = kb.Input("Wt", w, v->w, v->w_fmap);
+  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, wt)), y, v->y);
   std::move(kb).Finish("k0");
   ProgramBuilder p;
   const TensorId px = p.Input("X", DType::kF16, {b, m, k});
-  const TensorId pw = p.Input("W", DType::kF16, {k, n});
+  const TensorId pw = p.Input("W", DType::kF16, w_shape);
   const TensorId py = p.MatMul(px, pw);
   p.SetName(py, "Y");
   p.Output(py);
@@ -346,8 +322,9 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
   if (name == "rmsnorm_linear_split") return MakeRmsnormSplitFixture(sizes);
   if (name == "lora_split_xa") return MakeLoraSplitXaFixture(sizes);
   if (name == "row_softmax" || name == "row_stats") return MakeRowFixture(name, sizes);
-  if (name == "bmm" || name == "bmm_y_batch") return MakeBmmFixture(name, sizes);
-  if (name == "linear3d" || name == "linear3d_m") return MakeLinear3dFixture(name, sizes);
+  if (name == "bmm" || name == "bmm_y_batch" || name == "linear3d" || name == "linear3d_m") {
+    return MakeBatchedMatmulFixture(name, sizes);
+  }
   if (name == "gqa_scaled") return MakeScaledAttentionFixture(sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {

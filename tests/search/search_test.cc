@@ -61,6 +61,17 @@ std::string OpsOf(const SGraph& g) {
   return absl::StrJoin(names, " ");
 }
 
+// Y = matmul(X, W) of f16 inputs of the given shapes.
+absl::StatusOr<Program> MatMulProgram(Shape x_shape, Shape w_shape) {
+  ProgramBuilder pb;
+  const TensorId x = pb.Input("X", DType::kF16, std::move(x_shape));
+  const TensorId w = pb.Input("W", DType::kF16, std::move(w_shape));
+  const TensorId y = pb.MatMul(x, w);
+  pb.SetName(y, "Y");
+  pb.Output(y);
+  return std::move(pb).Build();
+}
+
 // Every family of `r` emulates to the reference interpreter at its preferred instance.
 void ExpectFamiliesEmulate(const Program& p, const SearchResult& r) {
   const std::vector<Tensor> inputs = RandomInputs(p, /*seed=*/5);
@@ -272,13 +283,7 @@ TEST_F(SearchTest, AOneMatmulProgramGetsAKLoop) {
   } kCases[] = {{8, 1024, 512}, {2, 512, 1024}, {16, 256, 256}};
   for (const auto& c : kCases) {
     SCOPED_TRACE(absl::StrCat(c.m, "x", c.k, "x", c.n));
-    ProgramBuilder pb;
-    const TensorId x = pb.Input("X", DType::kF16, {c.m, c.k});
-    const TensorId w = pb.Input("W", DType::kF16, {c.k, c.n});
-    const TensorId y = pb.MatMul(x, w);
-    pb.SetName(y, "Y");
-    pb.Output(y);
-    ASSERT_OK_AND_ASSIGN(Program p, std::move(pb).Build());
+    ASSERT_OK_AND_ASSIGN(Program p, MatMulProgram({c.m, c.k}, {c.k, c.n}));
     SearchConfig config = TestConfig();
     config.prune = false;
     ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
@@ -384,13 +389,7 @@ TEST_F(SearchTest, ALinearLayerOverABatchOfRows) {
   } kCases[] = {{4, 32, 128, 64}, {8, 1, 256, 128}};
   for (const auto& c : kCases) {
     SCOPED_TRACE(absl::StrCat(c.b, "x", c.m, "x", c.k, " · ", c.k, "x", c.n));
-    ProgramBuilder pb;
-    const TensorId x = pb.Input("X", DType::kF16, {c.b, c.m, c.k});
-    const TensorId w = pb.Input("W", DType::kF16, {c.k, c.n});
-    const TensorId y = pb.MatMul(x, w);
-    pb.SetName(y, "Y");
-    pb.Output(y);
-    ASSERT_OK_AND_ASSIGN(Program p, std::move(pb).Build());
+    ASSERT_OK_AND_ASSIGN(Program p, MatMulProgram({c.b, c.m, c.k}, {c.k, c.n}));
     SearchConfig config = TestConfig();
     config.prune = false;
     ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
