@@ -83,9 +83,12 @@ struct OptimizeOptions {
   GpuMode gpu_mode = GpuMode::kAuto;
   int gpu = 0;                        // device ordinal, ≥ 0
   std::string compile_cache_dir;      // reuse cubins compiled before; empty: no cache
-  // Names the program in family.json and the report, and (as an identifier,
-  // tune::ProgramNameFrom) the generated kernels prism_<name>_<kernel> and host.h's namespace.
-  std::string program_label = "program";
+  std::string program_label = "program";  // names the program in family.json and the report
+  // Names the generated kernels prism_<name>_<kernel> and host.h's namespace
+  // prism_generated::<name>: an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 64 characters);
+  // empty: made from program_label (tune::ProgramNameFrom). `prism optimize` uses the file
+  // stem or <workload>_b<batch>.
+  std::string program_name;
   bool build_report = true;           // false: Result::report stays empty (saves its time)
   // Called from the calling thread while Optimize runs. Must not call back into prism.
   std::function<void(const Progress&)> progress;

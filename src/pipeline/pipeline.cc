@@ -126,7 +126,9 @@ absl::StatusOr<Result> Optimize(const Program& program, const OptimizeOptions& o
   tune_options.require_gpu = options.gpu_mode == GpuMode::kRequire;
   tune_options.gpu = options.gpu;
   tune_options.compile_cache_dir = options.compile_cache_dir;
-  tune_options.program_name = tune::ProgramNameFrom(options.program_label);
+  tune_options.program_name = options.program_name.empty()
+                                  ? tune::ProgramNameFrom(options.program_label)
+                                  : options.program_name;
   if (options.progress) {
     tune_options.search.progress = [&](const search::SearchProgress& p) {
       if (std::string_view(p.stage) == "done") {

@@ -86,6 +86,8 @@ TEST(PipelineTest, KernelsAndAssignmentMatchTheFiles) {
     const KernelLaunch& k = r.kernels[i];
     const nlohmann::json& j = launch["kernels"][i];
     EXPECT_EQ(k.function, j["function"]);
+    // Named after program_label (program_name empty): rmsnorm_linear_small.
+    EXPECT_EQ(k.function, "prism_rmsnorm_linear_small_" + k.kernel);
     EXPECT_EQ(k.kernel, j["kernel"]);
     EXPECT_EQ(std::vector<int64_t>(k.grid.begin(), k.grid.end()), j["grid"].get<std::vector<int64_t>>());
     EXPECT_EQ(std::vector<int64_t>(k.block.begin(), k.block.end()), j["block"].get<std::vector<int64_t>>());
@@ -197,6 +199,10 @@ TEST(PipelineTest, BadOptionsAreRejectedWithTheFieldNamed) {
        "OptimizeOptions.gpu must be a device ordinal >= 0, got -2"},
       {"target", [](OptimizeOptions& o) { o.target = "h9000"; }, absl::StatusCode::kInvalidArgument,
        "unknown target 'h9000'"},
+      {"program_name", [](OptimizeOptions& o) { o.program_name = "my model"; },
+       absl::StatusCode::kInvalidArgument,
+       "program_name 'my model' is not an identifier: use letters, digits and '_', not starting "
+       "with a digit, at most 64 characters"},
   };
   for (const OptionsErrorCase& c : cases) {
     SCOPED_TRACE(c.name);
