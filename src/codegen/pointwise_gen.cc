@@ -497,10 +497,10 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile,
           Var(acc), " += ", Var(in), ";\n      }\n      ", Var(i), " += ", Var(acc), " * ",
           tb.dtype == DType::kF16 ? absl::StrCat("F16ToF32(", load, ")") : load, ";\n    }");
     }
-    case BlockOpKind::kRms:  // the row's factor from its pass (RowPasses)
+    case BlockOpKind::kRms:  // the row's factor from its pass (PassCode)
       e = absl::StrCat(Var(op.operands[0]), " * inv", i, RowIndex(out_tile));
       break;
-    case BlockOpKind::kReduce:  // the row's value from its pass (RowPasses)
+    case BlockOpKind::kReduce:  // the row's value from its pass (PassCode)
       e = absl::StrCat("row", i, RowIndex(out_tile));
       break;
     default:
