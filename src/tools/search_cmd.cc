@@ -139,52 +139,30 @@ const CommandSpec& SearchSpec() {
   return *spec;
 }
 
-absl::Status RunSearch(const ParsedArgs& args, Io& io) {
-  // The target first: a typo there is reported before any work.
-  PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget(args.String("--target").value_or("h200")));
-  PRISM_ASSIGN_OR_RETURN(LoadedProgram loaded, LoadProgram(args));
-  if (args.Has("--dump-after") && args.Flag("--json")) {
-    return absl::InvalidArgumentError("give at most one of --dump-after or --json");
-  }
-  search::SearchConfig config;
-  config.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
-  config.max_block_ops = static_cast<int>(args.Int("--max-block-ops").value_or(11));
-  config.prune = !args.Flag("--no-prune");
-  config.max_kernels = static_cast<int>(args.Int("--max-kernels").value_or(2));
-  config.threads = static_cast<int>(args.Int("--threads").value_or(0));
-  std::optional<search::FamilyCache> cache;
-  if (std::optional<std::string> dir = args.String("--cache")) {
-    cache.emplace(*dir);
-    config.cache = &*cache;
-  }
-  if (io.err_is_terminal) {
-    config.progress = [&io](const search::SearchProgress& p) {
-      if (std::string_view(p.stage) == "done") {
-        io.err << "\r\033[K" << std::flush;
-      } else {
-        io.err << ProgressLine(p) << std::flush;
-      }
-    };
-  }
-  PRISM_ASSIGN_OR_RETURN(search::SearchResult r, search::Search(loaded.program, config, target));
+// Searches a one-output `program` and prints the funnel and families, or with --json fills
+// `json_sink` (prints it when null).
+absl::Status SearchOne(const Program& program, const std::string& label, const Target& target,
+                       const search::SearchConfig& config, const ParsedArgs& args, Io& io,
+                       nlohmann::ordered_json* json_sink) {
+  PRISM_ASSIGN_OR_RETURN(search::SearchResult r, search::Search(program, config, target));
   const search::Funnel& f = r.funnel;
   std::optional<nlohmann::ordered_json> verified;
   if (args.Flag("--verify")) {
     if (r.families.empty()) {
       return absl::FailedPreconditionError("--verify: the search found no family to verify");
     }
-    PRISM_ASSIGN_OR_RETURN(verified, VerifyBest(loaded.program, r.families[0],
+    PRISM_ASSIGN_OR_RETURN(verified, VerifyBest(program, r.families[0],
                                                 static_cast<uint64_t>(args.Int("--seed").value_or(1))));
   }
 
   std::string dump;
   if (std::optional<std::string> stage = args.String("--dump-after")) {
-    PRISM_ASSIGN_OR_RETURN(dump, report::DumpAfter(*stage, loaded.program, r, nullptr));
+    PRISM_ASSIGN_OR_RETURN(dump, report::DumpAfter(*stage, program, r, nullptr));
     dump += "\n";
   }
   if (args.Flag("--json")) {
     nlohmann::ordered_json j;
-    j["program"] = loaded.label;
+    j["program"] = label;
     j["target"] = target.name;
     j["elapsed_s"] = r.elapsed_s;
     j["cache_hit"] = r.cache_hit;
@@ -209,11 +187,15 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
                                {"proof_steps", fr.proof_steps},
                                {"sgraph", SGraphToJson(*fr.graph)}});
     }
-    io.out << j.dump(2) << "\n";
+    if (json_sink != nullptr) {
+      *json_sink = std::move(j);
+    } else {
+      io.out << j.dump(2) << "\n";
+    }
     return absl::OkStatus();
   }
 
-  std::string text = absl::StrCat(dump, "program  ", loaded.label, "\n", "target   ", target.name,
+  std::string text = absl::StrCat(dump, "program  ", label, "\n", "target   ", target.name,
                                   "\n", "elapsed  ", Significant(r.elapsed_s, 3), " s",
                                   r.budget_exhausted ? " (budget exhausted: results partial)" : "",
                                   r.cache_hit ? " (structures from the cache)" : "",
@@ -253,6 +235,59 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
                     SGraphToString(*fr.graph));
   }
   io.out << text;
+  return absl::OkStatus();
+}
+
+absl::Status RunSearch(const ParsedArgs& args, Io& io) {
+  // The target first: a typo there is reported before any work.
+  PRISM_ASSIGN_OR_RETURN(Target target, LoadTarget(args.String("--target").value_or("h200")));
+  PRISM_ASSIGN_OR_RETURN(LoadedProgram loaded, LoadProgram(args));
+  if (args.Has("--dump-after") && args.Flag("--json")) {
+    return absl::InvalidArgumentError("give at most one of --dump-after or --json");
+  }
+  search::SearchConfig config;
+  config.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
+  config.max_block_ops = static_cast<int>(args.Int("--max-block-ops").value_or(11));
+  config.prune = !args.Flag("--no-prune");
+  config.max_kernels = static_cast<int>(args.Int("--max-kernels").value_or(2));
+  config.threads = static_cast<int>(args.Int("--threads").value_or(0));
+  std::optional<search::FamilyCache> cache;
+  if (std::optional<std::string> dir = args.String("--cache")) {
+    cache.emplace(*dir);
+    config.cache = &*cache;
+  }
+  if (io.err_is_terminal) {
+    config.progress = [&io](const search::SearchProgress& p) {
+      if (std::string_view(p.stage) == "done") {
+        io.err << "\r\033[K" << std::flush;
+      } else {
+        io.err << ProgressLine(p) << std::flush;
+      }
+    };
+  }
+  const absl::Span<const OutputDecl> outputs = loaded.program.outputs();
+  if (outputs.size() == 1) return SearchOne(loaded.program, loaded.label, target, config, args, io, nullptr);
+  // Several outputs: each output's program alone (OutputCone), as prism optimize does.
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string tensor = loaded.program.node(outputs[i].tensor).name;
+    PRISM_ASSIGN_OR_RETURN(Program cone, OutputCone(loaded.program, i));
+    if (!args.Flag("--json")) {
+      io.out << (i == 0 ? "" : "\n") << "output   " << tensor << " (" << i + 1 << " of "
+             << outputs.size() << ")\n";
+    }
+    nlohmann::ordered_json j;
+    const absl::Status st = SearchOne(cone, absl::StrCat(loaded.label, " output ", tensor), target,
+                                      config, args, io, args.Flag("--json") ? &j : nullptr);
+    if (!st.ok()) return absl::Status(st.code(), absl::StrCat("output ", tensor, ": ", st.message()));
+    if (args.Flag("--json")) all.push_back(std::move(j));
+  }
+  if (args.Flag("--json")) {
+    nlohmann::ordered_json j;
+    j["program"] = loaded.label;
+    j["outputs"] = std::move(all);
+    io.out << j.dump(2) << "\n";
+  }
   return absl::OkStatus();
 }
 

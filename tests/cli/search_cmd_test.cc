@@ -36,6 +36,26 @@ TEST(SearchCliTest, TextShowsTheFunnelAndTheBestFamily) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("#2 ")));  // --top 1
 }
 
+// Several outputs: each output's program searched alone (OutputCone), one block (or JSON
+// object) per output. Before 2026-12-05: "search supports programs with one output".
+TEST(SearchCliTest, SeveralOutputsOneSearchEach) {
+  const std::string path = ::testing::TempDir() + "/search_two.prism";
+  std::ofstream(path) << "X = input f16[4, 128]\nW = input f16[128, 64]\n"
+                         "Y = matmul(X, W)\nS = softmax(X, -1)\noutput Y\noutput S\n";
+  const Result r = RunPrism({"search", path, "--top", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const std::string& s : {"output   Y (1 of 2)\nprogram  " + path + " output Y\n",
+                              "\noutput   S (2 of 2)\nprogram  " + path + " output S\n"}) {
+    EXPECT_THAT(r.out, HasSubstr(s));
+  }
+  const Result j = RunPrism({"search", path, "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json parsed = nlohmann::json::parse(j.out);
+  ASSERT_EQ(parsed["outputs"].size(), 2u);
+  EXPECT_EQ(parsed["outputs"][1]["program"], path + " output S");
+  EXPECT_GE(parsed["outputs"][0]["families"].size(), 1u);
+}
+
 TEST(SearchCliTest, JsonHasTheDocumentedFields) {
   const Result r = RunPrism({"search", SmallProgram(), "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
