@@ -309,41 +309,21 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
     };
   }
   const absl::Time started = absl::Now();
-  const absl::Span<const OutputDecl> outputs = loaded.program.outputs();
-  if (outputs.size() == 1) {
-    return OptimizeOne(loaded.program, loaded.label, target, options, out_dir, args, io, started,
-                       nullptr);
-  }
-  // Several outputs: each output's program alone (OutputCone), in DIR/<output name>, its
-  // kernels named <name>_<output name>; no fusion across outputs.
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string tensor = loaded.program.node(outputs[i].tensor).name;
-    PRISM_ASSIGN_OR_RETURN(Program cone, OutputCone(loaded.program, i));
-    tune::TuneOptions one = options;
-    one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", tensor));
-    if (!args.Flag("--json")) {
-      io.out << (i == 0 ? "" : "\n") << "output    " << tensor << " (" << i + 1 << " of "
-             << outputs.size() << ")\n";
-    }
-    nlohmann::ordered_json j;
-    const absl::Status st =
-        OptimizeOne(cone, absl::StrCat(loaded.label, " output ", tensor), target, one,
-                    absl::StrCat(out_dir, "/", tensor), args, io, absl::Now(),
-                    args.Flag("--json") ? &j : nullptr);
-    if (!st.ok()) {
-      return absl::Status(st.code(), absl::StrCat("output ", tensor, ": ", st.message()));
-    }
-    if (args.Flag("--json")) all.push_back(std::move(j));
-  }
-  if (args.Flag("--json")) {
-    nlohmann::ordered_json j;
-    j["program"] = loaded.label;
-    j["outputs"] = std::move(all);
-    io.out << j.dump(2) << "\n";
-  }
-  (void)started;
-  return absl::OkStatus();
+  // Several outputs: each output's program alone, in DIR/<output>, its kernels named
+  // <name>_<output>; no fusion across outputs.
+  return ForEachOutput(
+      loaded, args.Flag("--json"), "output    ", io,
+      [&](const Program& program, const std::string& label, const std::string& output,
+          nlohmann::ordered_json* json_sink) {
+        if (output.empty()) {
+          return OptimizeOne(program, label, target, options, out_dir, args, io, started,
+                             json_sink);
+        }
+        tune::TuneOptions one = options;
+        one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", output));
+        return OptimizeOne(program, label, target, one, absl::StrCat(out_dir, "/", output), args,
+                           io, absl::Now(), json_sink);
+      });
 }
 
 }  // namespace prism::cli

@@ -56,4 +56,31 @@ absl::StatusOr<LoadedProgram> LoadProgram(const ParsedArgs& args) {
   return LoadedProgram{std::move(program), path};
 }
 
+absl::Status ForEachOutput(const LoadedProgram& loaded, bool json, const std::string& header,
+                           Io& io, const OneOutputFn& one) {
+  const absl::Span<const OutputDecl> outputs = loaded.program.outputs();
+  if (outputs.size() == 1) return one(loaded.program, loaded.label, "", nullptr);
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = loaded.program.node(outputs[i].tensor).name;
+    PRISM_ASSIGN_OR_RETURN(Program cone, OutputCone(loaded.program, i));
+    if (!json) {
+      io.out << (i == 0 ? "" : "\n") << header << name << " (" << i + 1 << " of "
+             << outputs.size() << ")\n";
+    }
+    nlohmann::ordered_json j;
+    const absl::Status st =
+        one(cone, absl::StrCat(loaded.label, " output ", name), name, json ? &j : nullptr);
+    if (!st.ok()) return absl::Status(st.code(), absl::StrCat("output ", name, ": ", st.message()));
+    if (json) all.push_back(std::move(j));
+  }
+  if (json) {
+    nlohmann::ordered_json j;
+    j["program"] = loaded.label;
+    j["outputs"] = std::move(all);
+    io.out << j.dump(2) << "\n";
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace prism::cli

@@ -7,10 +7,13 @@
 #ifndef PRISM_TOOLS_PROGRAM_SOURCE_H_
 #define PRISM_TOOLS_PROGRAM_SOURCE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli.h"
+#include "nlohmann/json.hpp"
 #include "options.h"
 #include "prism/ir/program.h"
 
@@ -33,6 +36,18 @@ struct LoadedProgram {
 // NotFound "cannot open 'x.prism': no such file" or "unknown workload ..."; the parser's or
 // validator's InvalidArgument "FILE:LINE:COL: ..." for a bad file.
 absl::StatusOr<LoadedProgram> LoadProgram(const ParsedArgs& args);
+
+// Runs `one(program, label, output, json_sink)` on the loaded program when it has one output
+// (output "", json_sink null), else on each output's own program (OutputCone; label
+// "<label> output NAME", output NAME): before each, the text line "<header>NAME (i of n)"
+// (`header` is "output" padded to the command's column), or with `json` each call fills its
+// own object and the whole is printed as {"program", "outputs": [...]}. The first failure ends
+// the run as "output NAME: <message>" (same code).
+using OneOutputFn = std::function<absl::Status(const Program& program, const std::string& label,
+                                               const std::string& output,
+                                               nlohmann::ordered_json* json_sink)>;
+absl::Status ForEachOutput(const LoadedProgram& loaded, bool json, const std::string& header,
+                           Io& io, const OneOutputFn& one);
 
 }  // namespace prism::cli
 

@@ -265,30 +265,12 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
       }
     };
   }
-  const absl::Span<const OutputDecl> outputs = loaded.program.outputs();
-  if (outputs.size() == 1) return SearchOne(loaded.program, loaded.label, target, config, args, io, nullptr);
-  // Several outputs: each output's program alone (OutputCone), as prism optimize does.
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string tensor = loaded.program.node(outputs[i].tensor).name;
-    PRISM_ASSIGN_OR_RETURN(Program cone, OutputCone(loaded.program, i));
-    if (!args.Flag("--json")) {
-      io.out << (i == 0 ? "" : "\n") << "output   " << tensor << " (" << i + 1 << " of "
-             << outputs.size() << ")\n";
-    }
-    nlohmann::ordered_json j;
-    const absl::Status st = SearchOne(cone, absl::StrCat(loaded.label, " output ", tensor), target,
-                                      config, args, io, args.Flag("--json") ? &j : nullptr);
-    if (!st.ok()) return absl::Status(st.code(), absl::StrCat("output ", tensor, ": ", st.message()));
-    if (args.Flag("--json")) all.push_back(std::move(j));
-  }
-  if (args.Flag("--json")) {
-    nlohmann::ordered_json j;
-    j["program"] = loaded.label;
-    j["outputs"] = std::move(all);
-    io.out << j.dump(2) << "\n";
-  }
-  return absl::OkStatus();
+  // Several outputs: each output's program alone, as prism optimize does.
+  return ForEachOutput(loaded, args.Flag("--json"), "output   ", io,
+                       [&](const Program& program, const std::string& label, const std::string&,
+                           nlohmann::ordered_json* json_sink) {
+                         return SearchOne(program, label, target, config, args, io, json_sink);
+                       });
 }
 
 }  // namespace prism::cli
