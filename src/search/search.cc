@@ -72,6 +72,7 @@ absl::Status Searcher::BuildTarget() {
 }
 
 void Searcher::CollectVocabulary() {
+  bool mean = false;  // the Program has mean: sum and div_count join the vocabulary
   for (const Node& n : program_.nodes()) {
     const OpInfo& info = GetOpInfo(n.op);
     if (n.op == OpKind::kMatMul) matmul_ = true;
@@ -84,7 +85,7 @@ void Searcher::CollectVocabulary() {
     if (n.op == OpKind::kSum) sum_ = true;
     if (n.op == OpKind::kMax) max_ = true;
     if (n.op == OpKind::kRmsNorm) rms_ = true;
-    if (n.op == OpKind::kMean) sum_ = true;
+    if (n.op == OpKind::kMean) sum_ = mean = true;
     if (n.op == OpKind::kSoftmax) {
       unary_.insert(OpKind::kExp);
       binary_.insert(OpKind::kDiv);
@@ -92,8 +93,6 @@ void Searcher::CollectVocabulary() {
     }
   }
   if (rms_) binary_.insert(OpKind::kMul);
-  bool mean = false;
-  for (const Node& n : program_.nodes()) mean = mean || n.op == OpKind::kMean;
   if (mean) {
     for (const Node& n : program_.nodes()) {
       if (!n.shape.empty() && n.shape.back() > 1) div_counts_.insert(n.shape.back());

@@ -213,17 +213,7 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
   }
   absl::StrAppend(&text, "\n");
   // Skips grouped by message (first occurrence order); --json lists each one.
-  std::vector<std::pair<std::string, std::vector<int>>> groups;
-  for (const tune::CodegenSkip& s : r.codegen_skips) {
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const auto& g) { return g.first == s.message; });
-    if (it == groups.end()) {
-      groups.push_back({s.message, {}});
-      it = groups.end() - 1;
-    }
-    it->second.push_back(s.family + 1);
-  }
-  for (const auto& [message, families] : groups) {
+  for (const auto& [message, families] : tune::GroupSkipsByMessage(r.codegen_skips)) {
     std::vector<std::string> ids;
     for (size_t i = 0; i < families.size() && i < 5; ++i)
       ids.push_back(absl::StrCat("#", families[i]));

@@ -612,6 +612,18 @@ std::string CandidateText(const SGraph& graph, const Candidate& c) {
   return s;
 }
 
+std::vector<std::pair<std::string, std::vector<int>>> GroupSkipsByMessage(
+    const std::vector<CodegenSkip>& skips) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const CodegenSkip& s : skips) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == s.message; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {s.message, {}});
+    it->second.push_back(s.family + 1);
+  }
+  return groups;
+}
+
 std::string ProgramNameFrom(absl::string_view label) {
   std::string n;
   for (char c : label) {
@@ -705,17 +717,10 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     }
   }
   if (r.candidates.empty()) {
-    // Each distinct reason once, in order of first appearance, with the families it stopped
-    // ("#1-#4, #7"); the per-family costs stay in codegen_skips.
-    std::vector<std::pair<std::string, std::vector<int>>> reasons;
-    for (const CodegenSkip& s : r.codegen_skips) {
-      auto it = std::find_if(reasons.begin(), reasons.end(),
-                             [&](const auto& x) { return x.first == s.message; });
-      if (it == reasons.end()) it = reasons.insert(reasons.end(), {s.message, {}});
-      it->second.push_back(s.family + 1);
-    }
+    // Each distinct reason once, with the families it stopped ("#1-#4, #7"); the per-family
+    // costs stay in codegen_skips.
     std::vector<std::string> why;
-    for (const auto& [message, families] : reasons) {
+    for (const auto& [message, families] : GroupSkipsByMessage(r.codegen_skips)) {
       std::vector<std::string> runs;
       for (size_t i = 0; i < families.size();) {
         size_t j = i;

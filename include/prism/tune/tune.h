@@ -71,6 +71,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -164,6 +165,11 @@ struct CodegenSkip {
   double cost_us = 0;
   std::string message;  // GenerateCuda's message for the family's preferred instance
 };
+
+// The codegen skips grouped by message, in order of first appearance, each with the 1-based
+// family numbers it stopped (ascending, as the skips are).
+std::vector<std::pair<std::string, std::vector<int>>> GroupSkipsByMessage(
+    const std::vector<CodegenSkip>& skips);
 
 enum class Method { kMeasured, kCostModel };
 
