@@ -1,13 +1,14 @@
 // prism device templates shared by every generated kernel (docs/codegen.md). Inlined verbatim
 // into each generated source, which must compile with NVRTC alone (no CUDA headers: the f16
-// type is handled as raw 16-bit values through PTX). Requires sm_80 or newer (cp.async,
+// and bf16 types are handled as raw 16-bit values through PTX). Requires sm_80 or newer (cp.async,
 // mma.sync m16n8k16).
 #ifndef PRISM_KERNELS_DEVICE_COMMON_CUH_
 #define PRISM_KERNELS_DEVICE_COMMON_CUH_
 
 namespace prism_dev {
 
-typedef unsigned short f16_t;  // an IEEE binary16 value, stored as bits
+typedef unsigned short f16_t;   // an IEEE binary16 value, stored as bits
+typedef unsigned short bf16_t;  // a bfloat16 value (the top half of an f32), stored as bits
 typedef unsigned int u32_t;
 struct __align__(16) U32x4 {  // 16 bytes: vectorized global loads and stores
   u32_t x, y, z, w;
@@ -23,6 +24,22 @@ __device__ __forceinline__ f16_t F32ToF16(float f) {  // round to nearest even
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
+// bf16 → f32 is exact: the bits are the top half of the f32's (no PTX cvt: cvt.f32.bf16 needs
+// PTX 7.1 and its ftz form sm_90).
+__device__ __forceinline__ float BF16ToF32(bf16_t h) {
+  return __uint_as_float(static_cast<unsigned int>(h) << 16);
+}
+__device__ __forceinline__ bf16_t F32ToBF16(float f) {  // round to nearest even (sm_80+)
+  bf16_t h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+// A 16-bit element (f16 or bf16 by kBF16) to f32: the template form of F16ToF32 / BF16ToF32.
+template <bool kBF16>
+__device__ __forceinline__ float HalfToF32(unsigned short h) {
+  return kBF16 ? BF16ToF32(h) : F16ToF32(h);
+}
+// Two 16-bit values packed into one register, lo in bits 0..15 (either format).
 __device__ __forceinline__ u32_t Pack2(f16_t lo, f16_t hi) {
   return static_cast<u32_t>(lo) | (static_cast<u32_t>(hi) << 16);
 }
@@ -132,8 +149,9 @@ __device__ __forceinline__ int Sw128Offset(int rows, int r, int c) {
   return (c >> 6) * (rows * 128) + r * 128 + ((((c >> 3) & 7) ^ (r & 7)) << 4);
 }
 
-// Σ x² (f32) of the `cols` f16 elements from column c0 on (both multiples of 8) of row r of
-// such a tile of `rows` rows: the rms(Q) factors of the attention_wgmma kernels.
+// Σ x² (f32) of the `cols` f16 (bf16 when kBF16) elements from column c0 on (both multiples of
+// 8) of row r of such a tile of `rows` rows: the rms(Q) factors of the attention_wgmma kernels.
+template <bool kBF16 = false>
 __device__ __forceinline__ float SumSqRowSw128(const unsigned char* tile, int rows, int r, int c0,
                                                int cols) {
   float ss = 0.f;
@@ -143,7 +161,7 @@ __device__ __forceinline__ float SumSqRowSw128(const unsigned char* tile, int ro
     const u32_t w4[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const float a = F16ToF32(w4[j] & 0xffff), b = F16ToF32(w4[j] >> 16);
+      const float a = HalfToF32<kBF16>(w4[j] & 0xffff), b = HalfToF32<kBF16>(w4[j] >> 16);
       ss = fmaf(a, a, ss);
       ss = fmaf(b, b, ss);
     }
@@ -194,11 +212,21 @@ __device__ __forceinline__ void MmaM16N8K16(float (&d)[4], const u32_t (&a)[4],
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// The same with bf16 operands (same fragment layouts).
+__device__ __forceinline__ void MmaM16N8K16BF16(float (&d)[4], const u32_t (&a)[4],
+                                                const u32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
 
 // A fragment of rows [m0, m0+16) × cols [k0, k0+16) of a row-major shared tile with `rows`
 // valid rows (rows beyond are zero). Also adds the squares of the fragment's elements (in f32)
-// to ss_lo (row m0 + lane/4) and ss_hi (row m0 + 8 + lane/4) when kSumSq.
-template <bool kSumSq>
+// to ss_lo (row m0 + lane/4) and ss_hi (row m0 + 8 + lane/4) when kSumSq; kBF16: the elements
+// are bf16 (the fragment itself is the same bits either way).
+template <bool kSumSq, bool kBF16 = false>
 __device__ __forceinline__ void LoadAFragment(u32_t (&a)[4], const f16_t* s, int pitch, int rows,
                                               int m0, int k0, int lane, float& ss_lo,
                                               float& ss_hi) {
@@ -222,7 +250,7 @@ __device__ __forceinline__ void LoadAFragment(u32_t (&a)[4], const f16_t* s, int
   if (kSumSq) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      const float x = F16ToF32(v[i]);
+      const float x = HalfToF32<kBF16>(v[i]);
       if ((i & 2) == 0) ss_lo = fmaf(x, x, ss_lo); else ss_hi = fmaf(x, x, ss_hi);
     }
   }
@@ -287,6 +315,12 @@ __device__ __forceinline__ u32_t PackF16x2(float lo, float hi) {
   asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 }
+// Two f32 values rounded to bf16 (nearest even) and packed, lo in bits 0..15 (sm_80+).
+__device__ __forceinline__ u32_t PackBF16x2(float lo, float hi) {
+  u32_t r;  // as cvt.rn.f16x2.f32: a in the upper half
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
 // 2^x of both f16 halves (MUFU, one instruction for two values; sm_75+).
 __device__ __forceinline__ u32_t Exp2F16x2(u32_t x) {
   u32_t y;
@@ -338,6 +372,11 @@ __device__ __forceinline__ float LdClusterF16(u32_t addr) {
   f16_t h;
   asm volatile("ld.shared::cluster.b16 %0, [%1];" : "=h"(h) : "r"(addr));
   return F16ToF32(h);
+}
+__device__ __forceinline__ float LdClusterBF16(u32_t addr) {
+  bf16_t h;
+  asm volatile("ld.shared::cluster.b16 %0, [%1];" : "=h"(h) : "r"(addr));
+  return BF16ToF32(h);
 }
 #endif
 __device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }

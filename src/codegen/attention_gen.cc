@@ -47,16 +47,22 @@ namespace {
 
 constexpr int64_t kPad = 8;  // f16 elements (16 bytes) of padding per shared row
 
-// The inline-PTX wrapper of wgmma.mma_async m64n<n>k16 with f32 accumulators, A (f16) from
-// registers and B (f16) from shared memory by an MN-major descriptor (imm-trans-b = 1);
+// The name of WgmmaHelper(n, ss, h)'s function: WgmmaM64N<n>K16[SS][BF16].
+std::string WgmmaName(int64_t n, bool ss, const Half16& h) {
+  return absl::StrCat("WgmmaM64N", n, "K16", ss ? "SS" : "", h.dtype == DType::kBF16 ? "BF16" : "");
+}
+
+// The inline-PTX wrapper of wgmma.mma_async m64n<n>k16 with f32 accumulators, A (f16 or bf16,
+// by `h`) from registers and B from shared memory by an MN-major descriptor (imm-trans-b = 1);
 // `accumulate` 0 overwrites d. Guarded so that several kernels of one source share it.
-// `ss`: A (f16) from shared memory too, by a K-major descriptor (imm-trans-a = 0):
+// `ss`: A from shared memory too, by a K-major descriptor (imm-trans-a = 0):
 // WgmmaM64N<n>K16SS(d, desc_a, desc_b, accumulate).
-std::string WgmmaHelper(int64_t n, bool ss) {
+std::string WgmmaHelper(int64_t n, bool ss, const Half16& h) {
   const int64_t regs = n / 2;
   const int64_t in = ss ? 2 : 5;  // operands after the accumulators: A (1 or 4), B, accumulate
-  const std::string name = absl::StrCat("WgmmaM64N", n, "K16", ss ? "SS" : "");
-  const std::string guard = absl::StrCat("PRISM_WGMMA_M64N", n, "K16", ss ? "_SS" : "");
+  const std::string name = WgmmaName(n, ss, h);
+  const std::string guard = absl::StrCat("PRISM_WGMMA_M64N", n, "K16", ss ? "_SS" : "",
+                                         h.dtype == DType::kBF16 ? "_BF16" : "");
   std::string s = absl::StrCat(
       "#ifndef ", guard, "\n#define ", guard,
       "\nnamespace prism_dev {\n__device__ __forceinline__ void ", name, "(float (&d)[", n / 8,
@@ -64,7 +70,8 @@ std::string WgmmaHelper(int64_t n, bool ss) {
       ss ? "unsigned long long desc_a" : "const u32_t (&a)[4]",
       ", unsigned long long desc, int accumulate) {\n"
       "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %",
-      regs + in, ", 0;\\nwgmma.mma_async.sync.aligned.m64n", n, "k16.f32.f16.f16 {");
+      regs + in, ", 0;\\nwgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", h.ptx, ".", h.ptx,
+      " {");
   for (int64_t i = 0; i < regs; ++i) absl::StrAppend(&s, i == 0 ? "" : ",", "%", i);
   if (ss) {
     absl::StrAppend(&s, "}, %", regs, ", %", regs + 1, ", p, 1, 1, 0, 1;\\n}\\n\"\n    : ");
@@ -110,6 +117,7 @@ class AttentionGen {
                       const std::string& c) const;
 
   const BlockProgram& p_;
+  const Half16* h_ = nullptr;  // the inputs' 16-bit format (Analyze)
   const ConcreteBlockGraph& k_;
   std::string kname_;
   const CodegenOptions& options_;
@@ -143,6 +151,7 @@ absl::Status AttentionGen::Analyze() {
         absl::StrCat("threads ", k_.threads, " is not a multiple of 32 in [32, 1024]"));
   }
   warps_ = static_cast<int>(k_.threads / 32);
+  PRISM_ASSIGN_OR_RETURN(h_, KernelHalf16(p_, k_, kname_));
   const int n = static_cast<int>(k_.ops.size());
   const std::vector<int> uses = UseCounts(k_);
   // The S = Q·K matmul whose result is exponentiated.
@@ -224,7 +233,6 @@ absl::Status AttentionGen::Analyze() {
     if (op.kind == BlockOpKind::kInput) {
       if (i != q_ && i != k_in_ && i != v_) return Err(i, "unexpected input for attention");
       const ConcreteTensor& t = p_.tensors[op.tensor];
-      if (t.dtype != DType::kF16) return Err(i, "only f16 input tensors are supported");
       if (t.shape.size() != 3 || op.tile.size() != 3) {
         return Err(i, "the attention template takes rank-3 [heads, rows, cols] tiles");
       }
@@ -246,8 +254,8 @@ absl::Status AttentionGen::Analyze() {
                       std::count(den_accs_.begin(), den_accs_.end(), x) > 0;
       if (!ok) return Err(i, "the attention template stores only acc_sum(E·V) and acc_sum_last(E)");
       const ConcreteTensor& t = p_.tensors[op.tensor];
-      if (t.dtype != DType::kF16 && t.dtype != DType::kF32) {
-        return Err(i, "only f16 and f32 outputs are supported");
+      if (Half16Of(t.dtype) == nullptr && t.dtype != DType::kF32) {
+        return Err(i, "only f16, bf16 and f32 outputs are supported");
       }
       if (t.shape.size() != 3 || op.tile.size() != 3) return Err(i, "only rank-3 tiles");
       outputs_.push_back(i);
@@ -321,6 +329,11 @@ absl::Status AttentionGen::Analyze() {
   pipeline_ = options_.attention_pipeline;
   lazy_ = options_.attention_lazy_rescale;
   exp16_ = options_.attention_exp_f16x2;
+  if (exp16_ && h_->dtype != DType::kF16) {
+    return KernelErr(absl::StrCat("attention_exp_f16x2: the inputs are ", h_->ptx,
+                                  "; the f16x2 exponential needs f16 (P is rounded to the "
+                                  "inputs' format)"));
+  }
   if (pipeline_ && k_.stages < 3) {
     return KernelErr(
         absl::StrCat("the software-pipelined attention loop needs at least 3 "
@@ -454,7 +467,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&s,
                     "#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#error \"",
                     launch.function, ": attention_wgmma kernels need sm_90a (wgmma)\"\n#endif\n");
-    absl::StrAppend(&s, WgmmaHelper(lw_, true), WgmmaHelper(dv_, false));
+    absl::StrAppend(&s, WgmmaHelper(lw_, true, *h_), WgmmaHelper(dv_, false, *h_));
   }
   // Occupancy: with one row tile per warp and at most 32 score columns per warp the live
   // state fits in 128 registers without spills (NVRTC 13, sm_80/sm_90; 64 columns spill), so
@@ -495,7 +508,9 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                                                      FloatLit(score_scale_)),
                   score_scale_ == 1.0 ? ";\n" : "\n");
   absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
-  if (!wgmma_) absl::StrAppend(&s, "  f16_t* qs = reinterpret_cast<f16_t*>(smem);\n");
+  if (!wgmma_) {
+    absl::StrAppend(&s, "  ", h_->type, "* qs = reinterpret_cast<", h_->type, "*>(smem);\n");
+  }
   if (rms_v_ >= 0) {
     absl::StrAppend(&s, "  float* vinv = reinterpret_cast<float*>(smem + ", vinv_off,
                     ");  // rms(V) factor per KV row of the current chunk\n");
@@ -526,11 +541,11 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     vt.shape[2], "LL, tid);  // ", OpLabel(k_, v_), "\n");
   } else {
     absl::StrAppend(&s, "      LoadTileAsync<", d_, ", ", lc_, ", ", k_.threads,
-                    ">(reinterpret_cast<f16_t*>(base + h * ", k_head, "), ", kpitch, ", ",
+                    ">(reinterpret_cast<", h_->type, "*>(base + h * ", k_head, "), ", kpitch, ", ",
                     SlicePtr(k_in_, "h", true), ", ", kt.shape[2], "LL, tid);  // ",
                     OpLabel(k_, k_in_), "\n");
     absl::StrAppend(&s, "      LoadTileAsync<", lc_, ", ", dv_, ", ", k_.threads,
-                    ">(reinterpret_cast<f16_t*>(base + ", v_off, " + h * ", v_head, "), ",
+                    ">(reinterpret_cast<", h_->type, "*>(base + ", v_off, " + h * ", v_head, "), ",
                     vpitch, ", ", SlicePtr(v_, "h", true), ", ", vt.shape[2], "LL, tid);  // ",
                     OpLabel(k_, v_), "\n");
   }
@@ -570,8 +585,9 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       ": S rows scaled by 1/sqrt(mean(q²) + eps)\n");
       absl::StrAppend(&qfrag, "        const unsigned char* qh = smem + wh * ", mq_ * d_ * 2,
                       ";\n        const int r_lo = (tile0 % ", mph_, ") * 16 + g;\n");
-      absl::StrAppend(&qfrag, "        const float ssl = SumSqRowSw128(qh, ", mq_, ", r_lo, t4 * ",
-                      part, ", ", part, "), ssh = SumSqRowSw128(qh, ", mq_, ", r_lo + 8, t4 * ",
+      const char* bf_arg = h_->dtype == DType::kBF16 ? "<true>" : "";
+      absl::StrAppend(&qfrag, "        const float ssl = SumSqRowSw128", bf_arg, "(qh, ", mq_, ", r_lo, t4 * ",
+                      part, ", ", part, "), ssh = SumSqRowSw128", bf_arg, "(qh, ", mq_, ", r_lo + 8, t4 * ",
                       part, ", ", part, ");\n");
       for (const char* half : {"lo", "hi"}) {
         absl::StrAppend(&qfrag, "        qsc_", half, "[0] = kLog2e / sqrtf(QuadSum(ss",
@@ -586,7 +602,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   absl::StrAppend(&qfrag, "        float ssl = 0.f, ssh = 0.f;\n");
   absl::StrAppend(&qfrag, "#pragma unroll\n        for (int kc = 0; kc < ", d_ / 16,
                   "; ++kc) LoadAFragment<", rms_q_ >= 0 ? "true" : "false",
-                  ">(qf[tp][kc], qs + wh * ", mq_ * qpitch, ", ", qpitch, ", ", mq_,
+                  h_->dtype == DType::kBF16 ? ", true" : "", ">(qf[tp][kc], qs + wh * ", mq_ * qpitch, ", ", qpitch, ", ", mq_,
                   ", m0, kc * 16, lane, ssl, ssh);\n");
   if (rms_q_ >= 0) {
     const ConcreteBlockOp& r = k_.ops[rms_q_];
@@ -621,9 +637,9 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     const int64_t items = lanes * rows, cols = dv_ / lanes;
     // wgmma: `row` is the head's swizzled V tile and the row's chunks are found by Sw128Offset.
     const std::string row_ptr =
-        wgmma_ ? absl::StrCat("reinterpret_cast<const f16_t*>(", b, " + ", v_off, " + (r / ", lc_,
+        wgmma_ ? absl::StrCat("reinterpret_cast<const ", h_->type, "*>(", b, " + ", v_off, " + (r / ", lc_,
                               ") * ", v_head, ")")
-               : absl::StrCat("reinterpret_cast<const f16_t*>(", b, " + ", v_off, ") + (r / ",
+               : absl::StrCat("reinterpret_cast<const ", h_->type, "*>(", b, " + ", v_off, ") + (r / ",
                               lc_, ") * ", lc_ * vpitch, " + (r % ", lc_, ") * ", vpitch,
                               quad ? absl::StrCat(" + part * ", cols) : "");
     const std::string chunk =
@@ -645,7 +661,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
         ");\n"
         "          const u32_t ws4[4] = {w.x, w.y, w.z, w.w};\n"
         "#pragma unroll\n          for (int j = 0; j < 4; ++j) {\n"
-        "            const float a = F16ToF32(ws4[j] & 0xffff), b = F16ToF32(ws4[j] >> 16);\n",
+        "            const float a = ", h_->to_f32, "(ws4[j] & 0xffff), b = ", h_->to_f32,
+        "(ws4[j] >> 16);\n",
         chains ? "            sq[j] = fmaf(a, a, sq[j]);\n            sq[j] = fmaf(b, b, sq[j]);\n"
                : "            ss = fmaf(a, a, ss);\n            ss = fmaf(b, b, ss);\n",
         "          }\n        }\n", chains ? "        ss = (sq[0] + sq[1]) + (sq[2] + sq[3]);\n" : "");
@@ -662,7 +679,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       ") {\n      const int q = q0 + tid, r = q / ", lanes, ", part = q % ", lanes,
                       ";\n      float ss = 0.f;\n");
       absl::StrAppend(&c, partial ? absl::StrCat("      if (q < ", items, ") {\n") : "      {\n",
-                      "        const f16_t* row = ", row_ptr, ";\n", sum, "      }\n");
+                      "        const ", h_->type, "* row = ", row_ptr, ";\n", sum, "      }\n");
       for (int64_t x = 1; x < lanes; x *= 2) {
         absl::StrAppend(&c, "      ss += __shfl_xor_sync(0xffffffffu, ss, ", x, ");\n");
       }
@@ -672,7 +689,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       absl::StrAppend(&c, "    // ", OpLabel(k_, rms_v_),
                       ": per-row factor, one thread per V row\n");
       absl::StrAppend(&c, "    for (int r = tid; r < ", rows, "; r += ", k_.threads,
-                      ") {\n      float ss = 0.f;\n      {\n        const f16_t* row = ", row_ptr,
+                      ") {\n      float ss = 0.f;\n      {\n        const ", h_->type, "* row = ", row_ptr,
                       ";\n", sum, "      }\n");
       absl::StrAppend(&c, "      ", dst, "[r] = ", factor, ";\n    }\n");
     }
@@ -697,7 +714,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       absl::StrAppend(&c, "    const unsigned char* qb = smem + wh * ", mq_ * d_ * 2,
                       " + ((tile0 & ~3) % ", mph_, ") * 16 * 128;\n");
       absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ", d_ / 16,
-                      "; ++kc) WgmmaM64N", lw_, "K16SS(", sc,
+                      "; ++kc) ", WgmmaName(lw_, true, *h_), "(", sc,
                       "[0], WgmmaDescSw128(qb + (kc >> 2) * ", mq_ * 128,
                       " + (kc & 3) * 32, 16, 1024), WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
                       ", 1024), kc);\n");
@@ -711,7 +728,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     }
     absl::StrAppend(&c, during, "    float ", sc, "[", tpw_, "][", nl, "][4] = {};  // ",
                     OpLabel(k_, s_), "\n");
-    absl::StrAppend(&c, "    {\n    const f16_t* ks = reinterpret_cast<const f16_t*>(", b,
+    absl::StrAppend(&c, "    {\n    const ", h_->type, "* ks = reinterpret_cast<const ", h_->type, "*>(", b,
                     " + wh * ", k_head, ");\n");
     absl::StrAppend(&c, "#pragma unroll\n    for (int kc = 0; kc < ", d_ / 16,
                     "; ++kc) {\n#pragma unroll\n      for (int np = 0; np < ", nl / 2,
@@ -719,8 +736,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     ", kc * 16, col0 + np * 16, lane);\n"
                     "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};\n"
                     "#pragma unroll\n        for (int tp = 0; tp < ",
-                    tpw_, "; ++tp) {\n          MmaM16N8K16(", sc,
-                    "[tp][2 * np], qf[tp][kc], b0);\n", "          MmaM16N8K16(", sc,
+                    tpw_, "; ++tp) {\n          ", h_->mma, "(", sc,
+                    "[tp][2 * np], qf[tp][kc], b0);\n", "          ", h_->mma, "(", sc,
                     "[tp][2 * np + 1], qf[tp][kc], b1);\n"
                     "        }\n      }\n    }\n    }\n");
     return c;
@@ -729,10 +746,10 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   auto softmax_pv_code = [&](const std::string& sc, const std::string& b,
                              const std::string& vinv_row) {
     std::string c;
-    absl::StrAppend(&c, "    {\n    const f16_t* vs = reinterpret_cast<const f16_t*>(", b, " + ",
+    absl::StrAppend(&c, "    {\n    const ", h_->type, "* vs = reinterpret_cast<const ", h_->type, "*>(", b, " + ",
                     v_off, " + wh * ", v_head, ");\n");
     absl::StrAppend(&c, "    u32_t pf[", tpw_, "][", nl, "][2];  // ", OpLabel(k_, e_),
-                    " / exp(m), f16\n");
+                    " / exp(m), ", h_->ptx, "\n");
     absl::StrAppend(&c, "#pragma unroll\n    for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
     // Row max of this chunk (of the scaled scores), merged with the running max.
     absl::StrAppend(&c, "      float mx_lo = -__int_as_float(0x7f800000), mx_hi = mx_lo;\n");
@@ -804,12 +821,12 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                         ": E·rms(V) = (E·diag(inv_v))·V\n"
                         "        const float2 iv = *reinterpret_cast<const float2*>(",
                         vinv_row, " + wh * ", lc_, " + col0 + j * 8 + 2 * t4);\n",
-                        "        pf[tp][j][0] = PackF16x2(p0 * iv.x, p1 * iv.y);\n"
-                        "        pf[tp][j][1] = PackF16x2(p2 * iv.x, p3 * iv.y);\n");
+                        "        pf[tp][j][0] = ", h_->pack2, "(p0 * iv.x, p1 * iv.y);\n"
+                        "        pf[tp][j][1] = ", h_->pack2, "(p2 * iv.x, p3 * iv.y);\n");
       } else {
         absl::StrAppend(&c,
-                        "        pf[tp][j][0] = PackF16x2(p0, p1);\n"
-                        "        pf[tp][j][1] = PackF16x2(p2, p3);\n");
+                        "        pf[tp][j][0] = ", h_->pack2, "(p0, p1);\n"
+                        "        pf[tp][j][1] = ", h_->pack2, "(p2, p3);\n");
       }
       absl::StrAppend(&c, "      }\n");
     }
@@ -824,9 +841,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       absl::StrAppend(&c,
                       "      const u32_t a[4] = {pf[0][2 * kc][0], pf[0][2 * kc][1], "
                       "pf[0][2 * kc + 1][0], pf[0][2 * kc + 1][1]};\n"
-                      "      WgmmaM64N",
-                      dv_,
-                      "K16(o[0], a, WgmmaDescSw128("
+                      "      ", WgmmaName(dv_, false, *h_),
+                      "(o[0], a, WgmmaDescSw128("
                       "reinterpret_cast<const unsigned char*>(vs) + (col0 + kc * 16) * 128, ",
                       lc_ * 128, ", 1024), 1);\n    }\n");
       absl::StrAppend(&c, "    WgmmaCommit();\n    WgmmaWait<0>();\n", fence_o,
@@ -846,8 +862,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     "; ++tp) {\n"
                     "          const u32_t a[4] = {pf[tp][2 * kc][0], pf[tp][2 * kc][1], "
                     "pf[tp][2 * kc + 1][0], pf[tp][2 * kc + 1][1]};\n"
-                    "          MmaM16N8K16(o[tp][2 * np], a, b0);\n"
-                    "          MmaM16N8K16(o[tp][2 * np + 1], a, b1);\n"
+                    "          ", h_->mma, "(o[tp][2 * np], a, b0);\n          ", h_->mma,
+                    "(o[tp][2 * np + 1], a, b1);\n"
                     "        }\n      }\n    }\n    }\n");
     return c;
   };
@@ -959,12 +975,13 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       absl::StrAppend(&s, "    // ", OpLabel(k_, out), " → ", t.name, " (",
                       OpLabel(k_, op.operands[0]), ")\n");
       if (num) {
-        const bool f16 = t.dtype == DType::kF16;
+        const Half16* oh = Half16Of(t.dtype);
         auto put = [&](const char* r, const char* e, int i0) {
           const std::string a = absl::StrCat("o[tp][j][", i0, "] * ", e),
                             b = absl::StrCat("o[tp][j][", i0 + 1, "] * ", e);
-          return f16 ? absl::StrCat("*reinterpret_cast<u32_t*>(", dst(r, "c"), ") = PackF16x2(", a,
-                                    ", ", b, ");")
+          return oh != nullptr
+                     ? absl::StrCat("*reinterpret_cast<u32_t*>(", dst(r, "c"), ") = ", oh->pack2,
+                                    "(", a, ", ", b, ");")
                      : absl::StrCat("*reinterpret_cast<float2*>(", dst(r, "c"), ") = make_float2(",
                                     a, ", ", b, ");");
         };
@@ -975,7 +992,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
         absl::StrAppend(&s, "      ", ragged ? absl::StrCat("if (r_hi < ", mq_, ") ") : "",
                         put("r_hi", "e_hi", 2), "\n    }\n");
       } else {
-        const char* cv = t.dtype == DType::kF16 ? "F32ToF16" : "";
+        const char* cv = Half16Of(t.dtype) != nullptr ? Half16Of(t.dtype)->from_f32 : "";
         absl::StrAppend(&s, "    if (t4 == 0) {\n      ",
                         ragged ? absl::StrCat("if (r_lo < ", mq_, ") ") : "", "*(",
                         dst("r_lo", "0"), ") = ", cv, "(sl);\n      ",
@@ -1066,9 +1083,9 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
             " + pr) * ", rpitch,
             " + c);\n      v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;\n    }\n");
       }
-      if (t.dtype == DType::kF16) {
-        absl::StrAppend(&s, "    *reinterpret_cast<uint2*>(", dst,
-                        ") = make_uint2(PackF16x2(v.x, v.y), PackF16x2(v.z, v.w));\n");
+      if (const Half16* oh = Half16Of(t.dtype)) {
+        absl::StrAppend(&s, "    *reinterpret_cast<uint2*>(", dst, ") = make_uint2(", oh->pack2,
+                        "(v.x, v.y), ", oh->pack2, "(v.z, v.w));\n");
       } else {
         absl::StrAppend(&s, "    *reinterpret_cast<float4*>(", dst, ") = v;\n");
       }
@@ -1078,7 +1095,9 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       num ? absl::StrCat("red[(w * ", rows, " + pr) * ", rpitch, " + c]")
                           : absl::StrCat("redl[w * ", rows, " + pr]"),
                       lse_ ? " * wt[w] * il" : "", ";\n");
-      absl::StrAppend(&s, "    *(", dst, ") = ", t.dtype == DType::kF16 ? "F32ToF16(v)" : "v",
+      absl::StrAppend(&s, "    *(", dst, ") = ",
+                      Half16Of(t.dtype) != nullptr ? absl::StrCat(Half16Of(t.dtype)->from_f32, "(v)")
+                                                   : std::string("v"),
                       ";\n");
     }
     absl::StrAppend(&s, "  }\n");
@@ -1092,8 +1111,9 @@ std::string AttentionGen::OutAddr(int out, const std::string& h, const std::stri
                                   const std::string& c) const {
   const ConcreteBlockOp& op = k_.ops[out];
   if (fused_ != nullptr) {  // the tile in shared memory, row-major [Gt, Mq, cols]
-    const bool f16 = p_.tensors[op.tensor].dtype == DType::kF16;
-    return absl::StrCat("reinterpret_cast<", f16 ? "f16_t" : "float", "*>(smem + ", fused_off_,
+    const Half16* oh = Half16Of(p_.tensors[op.tensor].dtype);
+    return absl::StrCat("reinterpret_cast<", oh != nullptr ? oh->type : "float", "*>(smem + ",
+                        fused_off_,
                         " + ", fused_->offset.at(op.tensor), ") + (", h, " * ", op.tile[1], " + ",
                         r, ") * ", op.tile[2], " + ", c);
   }

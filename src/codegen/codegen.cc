@@ -42,12 +42,12 @@ constexpr int64_t kPadElems = 8;  // 16 bytes of f16 per shared row: conflict-fr
 int64_t RedPitch(int64_t n) { return n % 16 == 0 ? n + 8 : n; }
 
 // `const u32_t pa[4] = …;`: the two m16n8 f32 accumulators xa[0], xa[1] of an [M, 16] X·A
-// (`xa` names a float [2][4]) rounded to f16 pairs, in the m16k16 A-fragment order (the
-// accumulator layout is the A layout) for the chained ·B.
-std::string PackXaFragment(const std::string& xa) {
-  return absl::StrCat("const u32_t pa[4] = {PackF16x2(", xa, "[0][0], ", xa, "[0][1]), PackF16x2(",
-                      xa, "[0][2], ", xa, "[0][3]), PackF16x2(", xa, "[1][0], ", xa,
-                      "[1][1]), PackF16x2(", xa, "[1][2], ", xa, "[1][3])};");
+// (`xa` names a float [2][4]) rounded to f16 (bf16) pairs by `pack2` (PackF16x2, PackBF16x2),
+// in the m16k16 A-fragment order (the accumulator layout is the A layout) for the chained ·B.
+std::string PackXaFragment(const std::string& xa, const char* pack2) {
+  return absl::StrCat("const u32_t pa[4] = {", pack2, "(", xa, "[0][0], ", xa, "[0][1]), ", pack2,
+                      "(", xa, "[0][2], ", xa, "[0][3]), ", pack2, "(", xa, "[1][0], ", xa,
+                      "[1][1]), ", pack2, "(", xa, "[1][2], ", xa, "[1][3])};");
 }
 
 struct LoopInput {
@@ -130,6 +130,15 @@ class KernelGen {
   // operand of an after-loop matmul), or nullptr.
   const MatMulPlan* StoredAccumulator(int o) const;
   // The plan of loop matmul op `op` (which must have one).
+  // The element type ("float", "f16_t", "bf16_t") and f32 rounding of output op `o`'s tensor
+  // (the rounding is empty for f32).
+  const char* OutType(int o) const;
+  std::string OutRound(int o, const std::string& x) const;
+  // "LoadAFragment<kSumSq>" with the kernel's 16-bit format ("<true, true>" for bf16 Σx²).
+  std::string LoadA(bool sumsq) const {
+    return absl::StrCat("LoadAFragment<", sumsq ? "true" : "false",
+                        h_->dtype == DType::kBF16 ? ", true>" : ">");
+  }
   const MatMulPlan& PlanOf(int op) const {
     return *std::find_if(matmuls_.begin(), matmuls_.end(),
                          [&](const MatMulPlan& m) { return m.op == op; });
@@ -140,6 +149,8 @@ class KernelGen {
   std::string kname_;
   const CodegenOptions& options_;
   const internal::FusedCombine* fused_combine_ = nullptr;
+  // The inputs' 16-bit format (f16 or bf16): tiles, fragments, mma (set by Analyze).
+  const internal::Half16* h_ = nullptr;
   int64_t fused_off_ = 0;  // the fused region's byte offset in shared memory
 
   std::vector<LoopInput> inputs_;
@@ -173,13 +184,13 @@ absl::Status KernelGen::Analyze() {
                                                  " is not a multiple of 32 in [32, 1024]"));
   }
   warps_ = static_cast<int>(k_.threads / 32);
+  PRISM_ASSIGN_OR_RETURN(h_, internal::KernelHalf16(p_, k_, kname_));
   const std::vector<int> uses = internal::UseCounts(k_);
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
     switch (op.kind) {
       case BlockOpKind::kInput: {
         const ConcreteTensor& t = p_.tensors[op.tensor];
-        if (t.dtype != DType::kF16) return Err(i, "only f16 input tensors are supported");
         if (t.shape.size() != 2 || op.tile.size() != 2)
           return Err(i, "only rank-2 tiles are supported");
         if (op.walks_groups) return Err(i, "forloops over partial-result groups are not supported");
@@ -334,8 +345,8 @@ absl::Status KernelGen::Analyze() {
                      "f32 outputs are supported only of an accumulator or a sum of two (split "
                      "partials)");
         }
-        if (t.dtype != DType::kF16 && t.dtype != DType::kF32)
-          return Err(i, "only f16 and f32 outputs are supported");
+        if (internal::Half16Of(t.dtype) == nullptr && t.dtype != DType::kF32)
+          return Err(i, "only f16, bf16 and f32 outputs are supported");
         if (t.shape.size() != 2 || op.tile.size() != 2)
           return Err(i, "only rank-2 tiles are supported");
         if (k_.ops[op.operands[0]].phase != Phase::kAfter) {
@@ -514,13 +525,13 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
                                            [&](const MatMulPlan& x) { return x.acc == pm.acc; });
       const ConcreteTensor& tb = p_.tensors[k_.ops[pm.b].tensor];
       absl::StrAppend(&body_, "      float ", v, " = 0.0f;  // ", OpLabel(i), "\n");
-      absl::StrAppend(&body_, "      {\n        const f16_t* bp = ", ParamName(k_.ops[pm.b].tensor),
+      absl::StrAppend(&body_, "      {\n        const ", h_->type, "* bp = ", ParamName(k_.ops[pm.b].tensor),
                       " + (", TileOrigin(pm.b, 0, false), ") * ", tb.shape[1], "LL + ",
                       TileOrigin(pm.b, 1, false), " + n;\n");
       absl::StrAppend(&body_, "#pragma unroll\n        for (int r = 0; r < ", pm.r, "; ++r) ", v,
                       " += ReduceAcc(reinterpret_cast<const float*>(smem + ", mm.red_offset,
                       "), ", m, " * ", mm.red_pitch, " + r, ", mtiles_ * kMmaM * mm.red_pitch,
-                      ") * F16ToF32(bp[(long long)r * ", tb.shape[1], "LL]);\n      }\n");
+                      ") * ", h_->to_f32, "(bp[(long long)r * ", tb.shape[1], "LL]);\n      }\n");
       emitted_[i] = v;
       return v;
     }
@@ -743,7 +754,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     const ConcreteBlockOp& op = k_.ops[in.op];
     const ConcreteTensor& t = p_.tensors[op.tensor];
     absl::StrAppend(&s, "    LoadTileAsync<", in.rows, ", ", in.cols, ", ", k_.threads,
-                    ">(reinterpret_cast<f16_t*>(base + ", in.offset, "), ", in.pitch, ", ",
+                    ">(reinterpret_cast<", h_->type, "*>(base + ", in.offset, "), ", in.pitch, ", ",
                     ParamName(op.tensor), " + (", TileOrigin(in.op, 0, true), ") * ", t.shape[1],
                     "LL + ", TileOrigin(in.op, 1, true), ", ", t.shape[1], "LL, tid);  // ",
                     OpLabel(in.op), "\n");
@@ -772,7 +783,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     if (m.b_smem_offset < 0) continue;
     const ConcreteTensor& tb = p_.tensors[k_.ops[m.b].tensor];
     absl::StrAppend(&s, "  LoadTileAsync<", m.b_rows, ", ", m.n, ", ", k_.threads,
-                    ">(reinterpret_cast<f16_t*>(smem + ", m.b_smem_offset, "), ", m.b_pitch, ", ",
+                    ">(reinterpret_cast<", h_->type, "*>(smem + ", m.b_smem_offset, "), ", m.b_pitch, ", ",
                     ParamName(k_.ops[m.b].tensor), " + (", TileOrigin(m.b, 0, false), ") * ",
                     tb.shape[1], "LL + ", TileOrigin(m.b, 1, false), ", ", tb.shape[1],
                     "LL, tid);  // ", OpLabel(m.b), " (gemm_chained_b_smem)\n");
@@ -789,9 +800,9 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   auto b_fragments = [&](const MatMulPlan& m, const std::string& bp, const std::string& pitch) {
     const int ntw = ntw_of(m);
     return absl::StrCat(
-        "  {\n    const f16_t* bp = ", bp, ";\n    const int g = lane >> 2, t = lane & 3;\n",
+        "  {\n    const ", h_->type, "* bp = ", bp, ";\n    const int g = lane >> 2, t = lane & 3;\n",
         "#pragma unroll\n    for (int nt = 0; nt < ", ntw, "; ++nt) {\n",
-        "      const f16_t* q = bp + (2 * t) * ", pitch, " + (wn * ", ntw, " + nt) * 8 + g;\n",
+        "      const ", h_->type, "* q = bp + (2 * t) * ", pitch, " + (wn * ", ntw, " + nt) * 8 + g;\n",
         "      bf", m.op, "[nt][0] = Pack2(q[0], q[", pitch, "]);\n      bf", m.op,
         "[nt][1] = Pack2(q[8 * ", pitch, "], q[9 * ", pitch, "]);\n    }\n  }\n");
   };
@@ -834,18 +845,18 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     absl::StrAppend(&s, "      u32_t a", a, "[", mtiles_, "][4];\n");
     absl::StrAppend(&s, "#pragma unroll\n      for (int mt = 0; mt < ", mtiles_, "; ++mt) {\n");
     const std::string call_args =
-        absl::StrCat("(a", a, "[mt], reinterpret_cast<const f16_t*>(base + ", in.offset, "), ",
+        absl::StrCat("(a", a, "[mt], reinterpret_cast<const ", h_->type, "*>(base + ", in.offset, "), ",
                      in.pitch, ", ", in.rows, ", mt * 16, kc * 16, lane, ");
     if (sq == nullptr) {
-      absl::StrAppend(&s, "        float d0 = 0.f, d1 = 0.f;\n        LoadAFragment<false>",
+      absl::StrAppend(&s, "        float d0 = 0.f, d1 = 0.f;\n        ", LoadA(false),
                       call_args, "d0, d1);\n");
     } else {
       const std::string ss = absl::StrCat("ssl", sq->acc, "[mt], ssh", sq->acc, "[mt]");
       if (wn_ == 1) {
-        absl::StrAppend(&s, "        LoadAFragment<true>", call_args, ss, ");\n");
+        absl::StrAppend(&s, "        ", LoadA(true), call_args, ss, ");\n");
       } else {
-        absl::StrAppend(&s, "        if (wn == 0) LoadAFragment<true>", call_args, ss,
-                        ");\n        else LoadAFragment<false>", call_args, ss, ");\n");
+        absl::StrAppend(&s, "        if (wn == 0) ", LoadA(true), call_args, ss,
+                        ");\n        else ", LoadA(false), call_args, ss, ");\n");
       }
     }
     absl::StrAppend(&s, "      }\n");
@@ -861,37 +872,37 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       const LoopInput& ain = inputs_[input_index_.at(in.b)];
       absl::StrAppend(&s, "      {  // ", OpLabel(in.op), " then ", OpLabel(m.op), "\n");
       absl::StrAppend(&s, "        u32_t b4[4];\n        LoadBFragmentX4(b4, reinterpret_cast<"
-                      "const f16_t*>(base + ", ain.offset, "), ", ain.pitch,
+                      "const ", h_->type, "*>(base + ", ain.offset, "), ", ain.pitch,
                       ", kc * 16, 0, lane);\n");
       absl::StrAppend(&s,
                       "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};\n");
       if (options_.gemm_defer_chained) {
         // gemm_defer_chained: only X·A here, summed over the loop; ·B after it.
         absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                        "; ++mt) {\n          MmaM16N8K16(xa", m.op, "[mt][0], a", in.a,
-                        "[mt], b0);\n          MmaM16N8K16(xa", m.op, "[mt][1], a", in.a,
+                        "; ++mt) {\n          ", h_->mma, "(xa", m.op, "[mt][0], a", in.a,
+                        "[mt], b0);\n          ", h_->mma, "(xa", m.op, "[mt][1], a", in.a,
                         "[mt], b1);\n        }\n      }\n");
         continue;
       }
       absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                      "; ++mt) {\n          float xa[2][4] = {};\n          MmaM16N8K16(xa[0], a",
-                      in.a, "[mt], b0);\n          MmaM16N8K16(xa[1], a", in.a, "[mt], b1);\n");
-      absl::StrAppend(&s, "          ", PackXaFragment("xa"), "\n");
+                      "; ++mt) {\n          float xa[2][4] = {};\n          ", h_->mma, "(xa[0], a",
+                      in.a, "[mt], b0);\n          ", h_->mma, "(xa[1], a", in.a, "[mt], b1);\n");
+      absl::StrAppend(&s, "          ", PackXaFragment("xa", h_->pack2), "\n");
       absl::StrAppend(&s, "#pragma unroll\n          for (int nt = 0; nt < ", ntw,
-                      "; ++nt) MmaM16N8K16(acc", m.op, "[mt][nt], pa, bf", m.op,
+                      "; ++nt) ", h_->mma, "(acc", m.op, "[mt][nt], pa, bf", m.op,
                       "[nt]);\n        }\n      }\n");
       continue;
     }
     const LoopInput& in = inputs_[input_index_.at(m.b)];
     const std::string bptr =
-        absl::StrCat("reinterpret_cast<const f16_t*>(base + ", in.offset, "), ", in.pitch);
+        absl::StrCat("reinterpret_cast<const ", h_->type, "*>(base + ", in.offset, "), ", in.pitch);
     if (const std::string guard = tile_guard(m); !guard.empty()) {
       // A side matmul's uneven share: one n8 tile at a time, skipped past N.
       absl::StrAppend(&s, "#pragma unroll\n      for (int nt = 0; nt < ", ntw, "; ++nt) ", guard,
                       "{\n        u32_t b[2];\n        LoadBFragment(b, ", bptr,
                       ", kc * 16, (wn * ", ntw, " + nt) * 8, lane);\n");
       absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                      "; ++mt) MmaM16N8K16(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
+                      "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
                       OpLabel(m.op), "\n      }\n");
       continue;
     }
@@ -906,8 +917,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                       "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = "
                       "{b4[2], b4[3]};\n");
       absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                      "; ++mt) {\n          MmaM16N8K16(acc", m.op, "[mt][nt], a", m.a,
-                      "[mt], b0);\n", "          MmaM16N8K16(acc", m.op, "[mt][nt + 1], a", m.a,
+                      "; ++mt) {\n          ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a,
+                      "[mt], b0);\n", "          ", h_->mma, "(acc", m.op, "[mt][nt + 1], a", m.a,
                       "[mt], b1);  // ", OpLabel(m.op), "\n        }\n      }\n");
     }
     if (ntw % 2 == 0) continue;
@@ -915,7 +926,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     absl::StrAppend(&s, "        u32_t b[2];\n        LoadBFragment(b, ", bptr, ", kc * 16, (wn * ",
                     ntw, " + nt) * 8, lane);\n");
     absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                    "; ++mt) MmaM16N8K16(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
+                    "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
                     OpLabel(m.op), "\n      }\n");
   }
   absl::StrAppend(&s, "    }\n", stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
@@ -928,15 +939,15 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
         // B's tile came in with the first stage (its commit group completed, and a barrier
         // passed, before iteration 0 read that stage).
         absl::StrAppend(&s, b_fragments(m,
-                                        absl::StrCat("reinterpret_cast<const f16_t*>(smem + ",
+                                        absl::StrCat("reinterpret_cast<const ", h_->type, "*>(smem + ",
                                                      m.b_smem_offset, ")"),
                                         absl::StrCat(m.b_pitch)));
       }
       absl::StrAppend(&s, "#pragma unroll\n  for (int mt = 0; mt < ", mtiles_,
                       "; ++mt) {  // ", OpLabel(m.op), " after the loop\n");
-      absl::StrAppend(&s, "    ", PackXaFragment(absl::StrCat("xa", m.op, "[mt]")), "\n");
+      absl::StrAppend(&s, "    ", PackXaFragment(absl::StrCat("xa", m.op, "[mt]"), h_->pack2), "\n");
       absl::StrAppend(&s, "#pragma unroll\n    for (int nt = 0; nt < ", ntw_of(m),
-                      "; ++nt) MmaM16N8K16(acc", m.op, "[mt][nt], pa, bf", m.op, "[nt]);\n  }\n");
+                      "; ++nt) ", h_->mma, "(acc", m.op, "[mt][nt], pa, bf", m.op, "[nt]);\n  }\n");
     }
   }
   for (const auto& [add, plans] : folds_) {
@@ -953,12 +964,10 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       const ConcreteTensor& t = p_.tensors[op.tensor];
       const int src = op.operands[0];
       const bool f32_out = t.dtype == DType::kF32;
-      auto val = [&](const std::string& x) {
-        return f32_out ? x : absl::StrCat("F32ToF16(", x, ")");
-      };
+      auto val = [&](const std::string& x) { return OutRound(o, x); };
       const auto [base, ld] = OutBase(o);
-      absl::StrAppend(&s, "    {  // ", OpLabel(o), " → ", t.name, "\n    ",
-                      f32_out ? "float" : "f16_t", "* out = ", base, ";\n");
+      absl::StrAppend(&s, "    {  // ", OpLabel(o), " → ", t.name, "\n    ", OutType(o),
+                      "* out = ", base, ";\n");
       // Rows past the tile's M (the m16 tiles' padding) are not stored.
       const bool partial_rows = mt_ % kMmaM != 0;
       auto guard = [&](const std::string& row) {
@@ -983,7 +992,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
             const std::string at = absl::StrCat("out + (long long)", row, " * ", pitch, " + c");
             return f32_out ? absl::StrCat("*reinterpret_cast<float2*>(", at, ") = make_float2(",
                                           lo, ", ", hi, ");")
-                           : absl::StrCat("*reinterpret_cast<u32_t*>(", at, ") = PackF16x2(", lo,
+                           : absl::StrCat("*reinterpret_cast<u32_t*>(", at, ") = ",
+                                          internal::Half16Of(t.dtype)->pack2, "(", lo,
                                           ", ", hi, ");");
           };
           absl::StrAppend(&s, "      ", guard("r"), pair("r", acc + "[0]", acc + "[1]"), "\n");
@@ -1069,7 +1079,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     absl::StrAppend(&s, "  {  // ", OpLabel(o), " → ", t.name, "\n");
     const bool f32_out = t.dtype == DType::kF32;
     const auto [base, ld] = OutBase(o);
-    absl::StrAppend(&s, "    ", f32_out ? "float" : "f16_t", "* out = ", base, ";\n");
+    absl::StrAppend(&s, "    ", OutType(o), "* out = ", base, ";\n");
     // An f32 output of a matmul's accumulator as it is (a split-K partial) with whole float4s
     // in every row of the tile and of the tensor: four columns per thread, float4 shared loads
     // and global stores; the warps' partials are added in ReduceAcc's order (same result).
@@ -1097,7 +1107,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                     ";\n      (void)m; (void)n;\n");
     absl::StrAppend(&s, body_);
     absl::StrAppend(&s, "      out[(long long)m * ", ld, " + n] = ",
-                    f32_out ? v : absl::StrCat("F32ToF16(", v, ")"), ";\n");
+                    OutRound(o, v), ";\n");
     absl::StrAppend(&s, "    }\n  }\n");
   }
   absl::StrAppend(&s, tail, "}\n");
@@ -1128,12 +1138,21 @@ bool KernelGen::PairAligned(int o) const {
   return t.shape[1] % 2 == 0;
 }
 
+const char* KernelGen::OutType(int o) const {
+  const DType dt = p_.tensors[k_.ops[o].tensor].dtype;
+  return dt == DType::kF32 ? "float" : internal::Half16Of(dt)->type;
+}
+
+std::string KernelGen::OutRound(int o, const std::string& x) const {
+  const DType dt = p_.tensors[k_.ops[o].tensor].dtype;
+  return dt == DType::kF32 ? x : absl::StrCat(internal::Half16Of(dt)->from_f32, "(", x, ")");
+}
+
 std::pair<std::string, std::string> KernelGen::OutBase(int o) const {
   const ConcreteBlockOp& op = k_.ops[o];
   const ConcreteTensor& t = p_.tensors[op.tensor];
-  const bool f32 = t.dtype == DType::kF32;
   if (fused_combine_ != nullptr && fused_combine_->tensors.count(op.tensor)) {
-    return {absl::StrCat("reinterpret_cast<", f32 ? "float" : "f16_t", "*>(smem + ",
+    return {absl::StrCat("reinterpret_cast<", OutType(o), "*>(smem + ",
                          fused_off_ + fused_combine_->offset.at(op.tensor), ")"),
             absl::StrCat(op.tile[1], "LL")};
   }
@@ -1180,9 +1199,10 @@ std::string HostHeader(const BlockProgram& p, const std::vector<LaunchConfig>& l
   std::string s;
   absl::StrAppend(&s, "// Generated by prism codegen: host launch helpers for program '", p.name,
                   "'.\n// Include after kernel.cu in one nvcc translation unit. Tensors "
-                  "are row-major f16\n// (unsigned short bits or __half) or f32 device "
-                  "pointers, each 16-byte aligned (as cudaMalloc\n// returns them: the "
-                  "kernels copy and store 16-byte chunks).\n#pragma once\n"
+                  "are row-major f16 or bf16\n// (unsigned short bits, __half or "
+                  "__nv_bfloat16) or f32 device pointers, each\n// 16-byte aligned (as "
+                  "cudaMalloc returns them: the kernels copy and store 16-byte\n// "
+                  "chunks).\n#pragma once\n"
                   "#include <cuda_runtime.h>\n\nnamespace prism_generated {\nnamespace ",
                   Ident(p.name), " {\n\n");
   std::set<int> all;
@@ -1191,9 +1211,10 @@ std::string HostHeader(const BlockProgram& p, const std::vector<LaunchConfig>& l
     for (size_t i = 0; i < l.args.size(); ++i) {
       const std::string n = absl::StrCat("t_", Ident(p.tensors[l.args[i]].name));
       params.push_back(absl::StrCat(l.written[i] ? "" : "const ", "void* ", n));
-      const bool f32 = p.tensors[l.args[i]].dtype == DType::kF32;
-      names.push_back(absl::StrCat("static_cast<", l.written[i] ? "" : "const ",
-                                   f32 ? "float" : "prism_dev::f16_t", "*>(", n, ")"));
+      // (Every argument's dtype passed KernelParams, which emitted the kernel's signature.)
+      const std::string type = internal::DeviceElemType(p.tensors[l.args[i]]).value_or("void");
+      names.push_back(absl::StrCat("static_cast<", l.written[i] ? "" : "const ", type, "*>(", n,
+                                   ")"));
       all.insert(l.args[i]);
     }
     absl::StrAppend(&s, "// ", l.function, ": grid (", l.grid[0], ", ", l.grid[1], ", ", l.grid[2],

@@ -71,11 +71,47 @@ std::string TileOrigin(const ConcreteBlockGraph& k, int i, int dim, bool with_lo
 }
 
 absl::StatusOr<std::string> DeviceElemType(const ConcreteTensor& t) {
-  if (t.dtype == DType::kF16) return std::string("prism_dev::f16_t");
+  if (const Half16* h = Half16Of(t.dtype)) return absl::StrCat("prism_dev::", h->type);
   if (t.dtype == DType::kF32) return std::string("float");
   return absl::UnimplementedError(absl::StrCat("codegen: tensor ", t.name, " has dtype ",
                                                DTypeName(t.dtype),
-                                               "; only f16 and f32 tensors are supported"));
+                                               "; only f16, bf16 and f32 tensors are supported"));
+}
+
+const Half16* Half16Of(DType dtype) {
+  static constexpr Half16 kF16{DType::kF16, "f16_t",       "F16ToF32",    "F32ToF16",
+                               "PackF16x2",  "MmaM16N8K16", "LdClusterF16", "false", "f16"};
+  static constexpr Half16 kBF16{DType::kBF16,      "bf16_t",          "BF16ToF32",
+                                "F32ToBF16",       "PackBF16x2",      "MmaM16N8K16BF16",
+                                "LdClusterBF16",   "true",            "bf16"};
+  if (dtype == DType::kF16) return &kF16;
+  if (dtype == DType::kBF16) return &kBF16;
+  return nullptr;
+}
+
+absl::StatusOr<const Half16*> KernelHalf16(const BlockProgram& p, const ConcreteBlockGraph& k,
+                                           absl::string_view kernel) {
+  const Half16* found = nullptr;
+  int first = -1;
+  for (int i = 0; i < static_cast<int>(k.ops.size()); ++i) {
+    if (k.ops[i].kind != BlockOpKind::kInput) continue;
+    const ConcreteTensor& t = p.tensors[k.ops[i].tensor];
+    const Half16* h = Half16Of(t.dtype);
+    if (h == nullptr) {
+      return OpError(kernel, k, i,
+                     absl::StrCat(t.name, " is ", DTypeName(t.dtype),
+                                  "; matmul kernels read f16 or bf16 inputs only"));
+    }
+    if (found != nullptr && h != found) {
+      return OpError(kernel, k, i,
+                     absl::StrCat(t.name, " is ", h->ptx, " but ",
+                                  p.tensors[k.ops[first].tensor].name, " is ", found->ptx,
+                                  "; one kernel reads one 16-bit format"));
+    }
+    found = h;
+    first = first < 0 ? i : first;
+  }
+  return found != nullptr ? found : Half16Of(DType::kF16);
 }
 
 std::string KernelPrologue(const CodegenOptions& options) {
@@ -220,7 +256,7 @@ absl::StatusOr<FusedCombine> MatchClusterCombine(const BlockProgram& p, int prod
     if (!read.count(t)) {
       return fail(absl::StrCat("tensor ", p.tensors[t].name, " is not read by the combine kernel"));
     }
-    int64_t n = p.tensors[t].dtype == DType::kF16 ? 2 : 4;
+    int64_t n = DTypeBytes(p.tensors[t].dtype);
     for (int64_t d : a.ops[o].tile) n *= d;
     f.offset[t] = off;
     off += (n + 15) / 16 * 16;

@@ -45,9 +45,32 @@ std::string TileOrigin(const ConcreteBlockGraph& k, int i, int dim, bool with_lo
                        const std::array<const char*, 3>& axes = {"blockIdx.x", "blockIdx.y",
                                                                  "blockIdx.z"});
 
-// The device pointer type of a tensor's elements: "prism_dev::f16_t" or "float";
-// Unimplemented for other dtypes (the message names the tensor).
+// The device pointer type of a tensor's elements: "prism_dev::f16_t", "prism_dev::bf16_t" or
+// "float"; Unimplemented for other dtypes (the message names the tensor).
 absl::StatusOr<std::string> DeviceElemType(const ConcreteTensor& t);
+
+// The device-code spellings of one 16-bit float format (device_common.cuh): element type,
+// conversions to and from f32 (round to nearest even), the packing of two f32 values, the
+// mma.sync m16n8k16 function, a cluster load, the template flag of HalfToF32-based templates
+// and the PTX type name. Both formats share the fragment layouts: a kernel differs only here.
+struct Half16 {
+  DType dtype;
+  const char* type;        // "f16_t", "bf16_t"
+  const char* to_f32;      // "F16ToF32", "BF16ToF32"
+  const char* from_f32;    // "F32ToF16", "F32ToBF16"
+  const char* pack2;       // "PackF16x2", "PackBF16x2"
+  const char* mma;         // "MmaM16N8K16", "MmaM16N8K16BF16"
+  const char* ld_cluster;  // "LdClusterF16", "LdClusterBF16"
+  const char* is_bf16;     // "false", "true": the kBF16 argument of LoadAFragment etc.
+  const char* ptx;         // "f16", "bf16"
+};
+// The spellings of f16 or bf16; nullptr for any other dtype.
+const Half16* Half16Of(DType dtype);
+// The one 16-bit float format of the inputs of kernel `k` (f16 when it has none); Unimplemented
+// when they mix f16 and bf16 or one is neither (f32), naming the op: "codegen: kernel k0, op v0
+// (input): X is f32; matmul kernels read f16 or bf16 inputs only".
+absl::StatusOr<const Half16*> KernelHalf16(const BlockProgram& p, const ConcreteBlockGraph& k,
+                                           absl::string_view kernel);
 
 // The head of one forloop iteration over an S-stage cp.async ring (`load_stage(iter, stage)`,
 // kStages and kF defined by the kernel): with one stage, load iteration `it` and wait for it;

@@ -55,6 +55,16 @@
 namespace prism::codegen::internal {
 namespace {
 
+// `load` (an element of tensor t) as f32, and f32 `v` rounded to t's dtype (f32: unchanged).
+std::string ToF32(const ConcreteTensor& t, const std::string& load) {
+  const Half16* h = Half16Of(t.dtype);
+  return h != nullptr ? absl::StrCat(h->to_f32, "(", load, ")") : load;
+}
+std::string FromF32(const ConcreteTensor& t, const std::string& v) {
+  const Half16* h = Half16Of(t.dtype);
+  return h != nullptr ? absl::StrCat(h->from_f32, "(", v, ")") : v;
+}
+
 // The graph's block coordinates inside a pointwise kernel (bz = blockIdx.z / P).
 const std::array<const char*, 3> kAxes = {"bx", "by", "bz"};
 
@@ -203,7 +213,7 @@ std::string PointwiseGen::StoreStatement(int o) const {
   }
   const std::string v = Var(out.operands[0]);
   return absl::StrCat(ParamName(p_, out.tensor), "[", addr,
-                      "] = ", t.dtype == DType::kF16 ? absl::StrCat("F32ToF16(", v, ")") : v, ";");
+                      "] = ", FromF32(t, v), ";");
 }
 
 std::set<int> PointwiseGen::Needed(int root) const {
@@ -255,8 +265,8 @@ absl::Status PointwiseGen::Analyze() {
       case BlockOpKind::kInput:
       case BlockOpKind::kOutput: {
         const ConcreteTensor& t = p_.tensors[op.tensor];
-        if (t.dtype != DType::kF16 && t.dtype != DType::kF32) {
-          return Err(i, "only f16 and f32 tensors are supported");
+        if (Half16Of(t.dtype) == nullptr && t.dtype != DType::kF32) {
+          return Err(i, "only f16, bf16 and f32 tensors are supported");
         }
         if (t.shape.size() != op.tile.size()) {
           return Err(i, "the tile must have the tensor's rank");
@@ -398,7 +408,7 @@ absl::Status PointwiseGen::Analyze() {
     for (const ConcreteBlockOp& op : k_.ops) inputs += op.kind == BlockOpKind::kInput ? 1 : 0;
     const int64_t elems = rows_ * cols_ / k_.threads;
     if (cols_ % k_.threads == 0 && elems * inputs <= 96) reg_elems_ = elems;
-    // 16-byte vectors: f16 tensors whose tiles are the row tile and span the tensor's last
+    // 16-byte vectors: f16 or bf16 tensors whose tiles are the row tile and span the tensor's last
     // dim (so 8 consecutive elements are contiguous and 16-byte aligned), C a multiple of 8·T.
     // Stores of one value per row are not vectorized.
     bool vec = reg_elems_ > 0 && cols_ % (8 * k_.threads) == 0;
@@ -406,7 +416,9 @@ absl::Status PointwiseGen::Analyze() {
       if (op.kind != BlockOpKind::kInput && op.kind != BlockOpKind::kOutput) continue;
       if (op.kind == BlockOpKind::kOutput && op.tile == per_row && per_row != row_tile_) continue;
       const ConcreteTensor& t = p_.tensors[op.tensor];
-      if (t.dtype != DType::kF16 || op.tile != row_tile_ || t.shape.back() != cols_) vec = false;
+      if (Half16Of(t.dtype) == nullptr || op.tile != row_tile_ || t.shape.back() != cols_) {
+        vec = false;
+      }
     }
     if (vec) vec_ = 8;
   }
@@ -440,10 +452,10 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile,
           stride *= op.tile[d];
         }
         if (local.empty()) local = "0";
-        const bool f16 = t.dtype == DType::kF16;
-        e = absl::StrCat(f16 ? "LdClusterF16" : "LdClusterF32", "(rb[it] + ",
+        const Half16* h = Half16Of(t.dtype);
+        e = absl::StrCat(h != nullptr ? h->ld_cluster : "LdClusterF32", "(rb[it] + ",
                          fused_->offset.at(op.tensor), "u + static_cast<u32_t>(", local, ") * ",
-                         f16 ? 2 : 4, "u)");
+                         DTypeBytes(t.dtype), "u)");
         break;
       }
       // Row-major address: Σ_d (origin_d + index_d) · stride_d.
@@ -457,7 +469,7 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile,
         stride *= t.shape[d];
       }
       const std::string load = absl::StrCat(ParamName(p_, op.tensor), "[", addr, "]");
-      e = t.dtype == DType::kF16 ? absl::StrCat("F16ToF32(", load, ")") : load;
+      e = ToF32(t, load);
       break;
     }
     case BlockOpKind::kUnary:
@@ -495,7 +507,7 @@ std::string PointwiseGen::Statement(int i, const Shape& out_tile,
           "\n#pragma unroll\n      for (int it = 0; it < kF; ++it) {\n        ",
           Statement(in, a_tile, {a_tile[0] == 1 ? std::string("0") : idx(0), "r"}), "\n        ",
           Var(acc), " += ", Var(in), ";\n      }\n      ", Var(i), " += ", Var(acc), " * ",
-          tb.dtype == DType::kF16 ? absl::StrCat("F16ToF32(", load, ")") : load, ";\n    }");
+          ToF32(tb, load), ";\n    }");
     }
     case BlockOpKind::kRms:  // the row's factor from its pass (PassCode)
       e = absl::StrCat(Var(op.operands[0]), " * inv", i, RowIndex(out_tile));
@@ -603,12 +615,13 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
     if (vec_ == 8) {
       for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
         if (k_.ops[i].kind != BlockOpKind::kInput) continue;
+        const Half16* h = Half16Of(p_.tensors[k_.ops[i].tensor].dtype);
         absl::StrAppend(&s, "    {  // ", OpLabel(k_, i), ": 16-byte load\n      const U32x4 raw = "
                         "*reinterpret_cast<const U32x4*>(", ParamName(p_, k_.ops[i].tensor),
                         " + ", Addr(i, true), ");\n      const u32_t w[4] = {raw.x, raw.y, "
                         "raw.z, raw.w};\n#pragma unroll\n      for (int k = 0; k < 8; ++k) x", i,
-                        "[j * 8 + k] = F16ToF32(static_cast<f16_t>((w[k >> 1] >> (16 * (k & 1))) "
-                        "& 0xffffu));\n    }\n");
+                        "[j * 8 + k] = ", h->to_f32, "(static_cast<", h->type,
+                        ">((w[k >> 1] >> (16 * (k & 1))) & 0xffffu));\n    }\n");
       }
       absl::StrAppend(&s, "  }\n");
     }
@@ -649,13 +662,13 @@ absl::StatusOr<LaunchConfig> PointwiseGen::Generate(std::string& source) {
     absl::StrAppend(&s, "    const int e = (j * ", k_.threads, " + threadIdx.x) * ", vec_, ";\n",
                     IndexLines(tile, "    "));
     if (vec_ == 8) {
+      const char* pack = Half16Of(t.dtype)->pack2;
       absl::StrAppend(&s, "    *reinterpret_cast<U32x4*>(", ParamName(p_, out.tensor), " + ",
-                      Addr(o, false),
-                      ") = U32x4{PackF16x2(ov[0], ov[1]), PackF16x2(ov[2], ov[3]), "
-                      "PackF16x2(ov[4], ov[5]), PackF16x2(ov[6], ov[7])};\n  }\n");
+                      Addr(o, false), ") = U32x4{", pack, "(ov[0], ov[1]), ", pack,
+                      "(ov[2], ov[3]), ", pack, "(ov[4], ov[5]), ", pack, "(ov[6], ov[7])};\n  }\n");
     } else {
       absl::StrAppend(&s, "    ", ParamName(p_, out.tensor), "[", Addr(o, false), "] = ",
-                      t.dtype == DType::kF16 ? "F32ToF16(ov[0])" : "ov[0]", ";\n  }\n");
+                      FromF32(t, "ov[0]"), ";\n  }\n");
     }
   }
   if (!per_row.empty()) {

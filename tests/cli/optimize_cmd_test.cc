@@ -179,8 +179,8 @@ TEST(OptimizeCliTest, SeveralOutputsOneProgramEach) {
   EXPECT_EQ(e.code, 2);
   EXPECT_EQ(e.err,
             "prism: error: output Y: no family can be generated as CUDA yet: 11 families tried; "
-            "codegen: kernel k0, op v0 (input): only f16 input tensors are supported (families "
-            "#1-#11)\n");
+            "codegen: kernel k0, op v0 (input): A is f32; matmul kernels read f16 or bf16 inputs "
+            "only (families #1-#11)\n");
   std::filesystem::remove_all(dir);
 }
 
@@ -226,7 +226,7 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
       {{"optimize", f32mm, "--no-gpu", "--out", dir + "/f32mm"},
        2,
        "prism: error: no family can be generated as CUDA yet: 11 families tried; codegen: kernel "
-       "k0, op v0 (input): only f16 input tensors are supported (families #1-#11)\n"},
+       "k0, op v0 (input): X is f32; matmul kernels read f16 or bf16 inputs only (families #1-#11)\n"},
       {{"optimize", program, "--no-gpu", "--out", dir + "/file/out"},
        2,
        "prism: error: cannot create the output directory '" + dir + "/file/out': "},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <iostream>
@@ -1968,6 +1969,144 @@ TEST(CodegenTest, SplitKvPartialsInLogSumExpForm) {
       EXPECT_NE(code.source.find("LdClusterF32"), std::string::npos);
     }
   }
+}
+
+// How often `tok` occurs in `src` as a whole name (not preceded by a letter, digit or '_'):
+// "F16ToF32(" in "BF16ToF32(" does not count.
+int CountName(const std::string& src, const std::string& tok) {
+  int n = 0;
+  for (size_t at = src.find(tok); at != std::string::npos; at = src.find(tok, at + 1)) {
+    const char before = at == 0 ? ' ' : src[at - 1];
+    n += !(std::isalnum(static_cast<unsigned char>(before)) || before == '_');
+  }
+  return n;
+}
+
+struct BF16Case {
+  const char* fixture;
+  fixtures::Sizes sizes;
+  Assignment assignment;
+  CodegenOptions options;
+  std::vector<const char*> expected;  // in the kernels' code
+};
+
+CodegenOptions Options(std::function<void(CodegenOptions&)> set) {
+  CodegenOptions o;
+  set(o);
+  return o;
+}
+
+// Every template on bf16 inputs (split_fixtures.h AsBF16): the kernels' code names only the
+// bf16 spellings (device_common.cuh: bf16_t, BF16ToF32, F32ToBF16, PackBF16x2, the bf16 mma
+// and wgmma), none of the f16 ones; the GPU test (gpu_run_test.cc) runs them.
+TEST(CodegenTest, BF16InputsUseTheBF16Spellings) {
+  const BF16Case cases[] = {
+      {"rmsnorm_linear", {{"M", 2}, {"K", 1024}, {"N", 512}},
+       {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, {},
+       {"const prism_dev::bf16_t* __restrict__ t_X", "LoadAFragment<true, true>(",
+        "MmaM16N8K16BF16(acc", "out[(long long)m * 512LL + n] = F32ToBF16("}},
+      {"lora", {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+       {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}, {},
+       {"LoadAFragment<false, true>(", "const bf16_t* bp = t_B + ",
+        ") * BF16ToF32(bp[(long long)r * 512LL]);"}},
+      {"lora_splitk", {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+       {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+       Options([](CodegenOptions& o) {
+         o.gemm_defer_chained = true;
+         o.gemm_chained_b_smem = true;
+       }),
+       {"LoadTileAsync<16, 64, 128>(reinterpret_cast<bf16_t*>(smem + ",
+        "const bf16_t* bp = reinterpret_cast<const bf16_t*>(smem + ",
+        "const u32_t pa[4] = {PackBF16x2(xa", "t_Y[(0LL + i0) * 512LL + ((long long)bx * 64LL + i1) * 1LL] = F32ToBF16("}},
+      {"gated_mlp", {{"B", 8}, {"K", 1024}, {"N", 512}},
+       {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}}, {},
+       {"MmaM16N8K16BF16(acc", "= F32ToBF16("}},
+      {"ntrans", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}}, {},
+       {"= BF16ToF32(static_cast<bf16_t>((w[k >> 1] >> (16 * (k & 1))) & 0xffffu));",
+        "= U32x4{PackBF16x2(ov[0], ov[1]), PackBF16x2(ov[2], ov[3]), PackBF16x2(ov[4], ov[5]), "
+        "PackBF16x2(ov[6], ov[7])};"}},
+      {"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}, {},
+       {"BF16ToF32(t_X[", "= F32ToBF16("}},
+      {"gqa", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+       {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, {},
+       {"bf16_t* qs = reinterpret_cast<bf16_t*>(smem);",
+        "const bf16_t* ks = reinterpret_cast<const bf16_t*>(",
+        "pf[tp][j][0] = PackBF16x2(p0, p1);", "MmaM16N8K16BF16(o[tp][2 * np], a, b0);"}},
+      {"qknorm_gqa", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+       {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}},
+       Options([](CodegenOptions& o) { o.attention_wgmma = true; }),
+       {"SumSqRowSw128<true>(qh, ", "WgmmaM64N64K16BF16(o[0], a, ",
+        "pf[tp][j][0] = PackBF16x2(p0 * iv.x, p1 * iv.y);",
+        "const float a = BF16ToF32(ws4[j] & 0xffff), b = BF16ToF32(ws4[j] >> 16);"}},
+      {"gqa", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+       {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+       Options([](CodegenOptions& o) { o.cluster_combine = true; }),
+       {"MmaM16N8K16BF16(", "F32ToBF16("}},
+  };
+  for (const BF16Case& c : cases) {
+    SCOPED_TRACE(c.fixture);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, /*bf16=*/true));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, c.options));
+    const size_t at = code.source.find("extern \"C\" __global__");
+    ASSERT_NE(at, std::string::npos);
+    const std::string kernels = code.source.substr(at);
+    for (const char* line : c.expected) {
+      EXPECT_TRUE(absl::StrContains(kernels, line)) << line;
+    }
+    for (const char* f16 : {"f16_t", "F16ToF32(", "F32ToF16(", "PackF16x2(", "MmaM16N8K16(",
+                            "LdClusterF16(", "Exp2F16x2(", "MulF16x2("}) {
+      EXPECT_EQ(CountName(kernels, f16), 0) << f16;
+    }
+    EXPECT_FALSE(absl::StrContains(code.source, "k16.f32.f16.f16"));  // a wgmma helper
+    // The same program in f16 names the f16 spellings (the table is not vacuous).
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture h, codegen_test::MakeAnyFixture(c.fixture, c.sizes));
+    ASSERT_OK_AND_ASSIGN(BlockProgram ph, Instantiate(h.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code16, GenerateCuda(ph, c.options));
+    EXPECT_GT(CountName(code16.source.substr(code16.source.find("extern \"C\" __global__")),
+                        "f16_t"),
+              0);
+    EXPECT_EQ(CountName(code16.source, "bf16_t*"), 0);
+  }
+}
+
+TEST(CodegenTest, BF16Refusals) {
+  const fixtures::Sizes sizes = {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}};
+  // lora with W in bf16 and X, A, B in f16: one kernel reads one format.
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture mixed, fixtures::MakeFixture("lora", sizes));
+  for (SGraphTensor& t : mixed.graph.mutable_tensors()) {
+    if (t.name == "W") t.dtype = DType::kBF16;
+  }
+  ASSERT_OK_AND_ASSIGN(BlockProgram pm,
+                       Instantiate(mixed.graph, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}));
+  EXPECT_THAT(GenerateCuda(pm),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "codegen: kernel k0, op Wt (input): W is bf16 but X is f16; one kernel "
+                       "reads one 16-bit format"));
+  // An f32 matmul input.
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f32, fixtures::MakeFixture("lora", sizes));
+  for (SGraphTensor& t : f32.graph.mutable_tensors()) {
+    if (t.name == "X") t.dtype = DType::kF32;
+  }
+  ASSERT_OK_AND_ASSIGN(BlockProgram pf,
+                       Instantiate(f32.graph, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}));
+  EXPECT_THAT(GenerateCuda(pf),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "codegen: kernel k0, op Xt (input): X is f32; matmul kernels read f16 or "
+                       "bf16 inputs only"));
+  // The f16x2 exponential of attention_exp_f16x2 on bf16 scores.
+  ASSERT_OK_AND_ASSIGN(
+      fixtures::Fixture gqa,
+      codegen_test::MakeAnyFixture("gqa", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}}, true));
+  ASSERT_OK_AND_ASSIGN(BlockProgram pg, Instantiate(gqa.graph, {{"gx", 2}, {"gy", 1}, {"gz", 4},
+                                                                {"F", 2}, {"T", 128}, {"S", 3}}));
+  CodegenOptions exp16;
+  exp16.attention_exp_f16x2 = true;
+  EXPECT_THAT(GenerateCuda(pg, exp16),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "codegen: kernel partial_kv: attention_exp_f16x2: the inputs are bf16; the f16x2 "
+                       "exponential needs f16 (P is rounded to the inputs' format)"));
 }
 
 }  // namespace

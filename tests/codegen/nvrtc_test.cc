@@ -458,5 +458,59 @@ TEST(NvrtcAuditTest, RowReductionsAndBatchedMatmulsCompile) {
   }
 }
 
+// Every template on bf16 inputs (split_fixtures.h AsBF16; the same cases as codegen_test's
+// BF16InputsUseTheBF16Spellings): compiles for sm_80 and sm_90 (wgmma and clusters: sm_90
+// only), without spills.
+TEST(NvrtcAuditTest, BF16KernelsCompile) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  struct Case {
+    const char* fixture;
+    fixtures::Sizes sizes;
+    Assignment assignment;
+    bool wgmma = false, cluster = false, defer = false;
+  };
+  const fixtures::Sizes att = {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}};
+  const Case cases[] = {
+      {"rmsnorm_linear", {{"M", 2}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+      {"lora", {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}}, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}},
+      {"lora_splitk", {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+       {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, false, false, true},
+      {"gated_mlp_splitk", {{"B", 1}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}},
+      {"ntrans", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}}},
+      {"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
+      {"gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}}},
+      {"qknorm_gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}},
+      {"qknorm_gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}, true},
+      {"gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, false, true},
+  };
+  for (const Case& c : cases) {
+    std::string label = std::string(c.fixture) + " bf16";
+    for (const auto& [k, v] : c.assignment) label += " " + k + "=" + std::to_string(v);
+    if (c.wgmma) label += " [attention_wgmma]";
+    if (c.cluster) label += " [cluster_combine]";
+    SCOPED_TRACE(label);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
+                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, /*bf16=*/true));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
+    CodegenOptions options;
+    options.attention_wgmma = c.wgmma;
+    options.cluster_combine = c.cluster;
+    options.gemm_defer_chained = options.gemm_chained_b_smem = c.defer;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    for (int sm : {80, 90}) {
+      if ((c.wgmma || c.cluster) && sm < 90) continue;
+      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+      ASSERT_EQ(r.kernels.size(), code.launches.size()) << r.log;
+      for (const CompiledKernelInfo& k : r.kernels) {
+        std::cout << label << " sm_" << sm << " " << k.function << ": " << k.registers
+                  << " registers\n";
+        EXPECT_GT(k.registers, 0);
+        EXPECT_EQ(k.spill_store_bytes, 0) << r.log;
+        EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace prism::codegen

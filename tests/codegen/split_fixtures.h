@@ -50,8 +50,10 @@
 #include "absl/strings/string_view.h"
 #include "block/fixtures/fixtures.h"
 #include "prism/base/status.h"
+#include "absl/strings/str_replace.h"
 #include "prism/block/sgraph.h"
 #include "prism/ir/program.h"
+#include "prism/ir/text_format.h"
 
 namespace prism::codegen_test {
 
@@ -386,6 +388,28 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
     std::move(kb).Finish("k1");
   }
   return fixtures::Fixture{std::move(g), std::move(base.program)};
+}
+
+// `f` with every f16 tensor made bf16, in the sGraph and in the Program (printed, edited and
+// parsed again): the same structure on the other 16-bit format.
+inline absl::StatusOr<fixtures::Fixture> AsBF16(fixtures::Fixture f) {
+  for (SGraphTensor& t : f.graph.mutable_tensors()) {
+    if (t.dtype == DType::kF16) t.dtype = DType::kBF16;
+  }
+  PRISM_ASSIGN_OR_RETURN(f.program,
+                         ParseProgram(absl::StrReplaceAll(PrintProgram(f.program),
+                                                          {{" f16[", " bf16["}})));
+  return f;
+}
+
+// A fixtures.h fixture, else a split form above; bf16 when `bf16` (AsBF16).
+inline absl::StatusOr<fixtures::Fixture> MakeAnyFixture(absl::string_view name,
+                                                        const fixtures::Sizes& sizes,
+                                                        bool bf16 = false) {
+  absl::StatusOr<fixtures::Fixture> made = fixtures::MakeFixture(name, sizes);
+  if (absl::IsNotFound(made.status())) made = MakeSplitFixture(name, sizes);
+  if (!made.ok() || !bf16) return made;
+  return AsBF16(*std::move(made));
 }
 
 }  // namespace prism::codegen_test

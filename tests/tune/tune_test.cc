@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "block/fixtures/fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,6 +28,7 @@
 #include "prism/block/block_instance.h"
 #include "prism/prune/block_family.h"
 #include "prism/prune/pruner.h"
+#include "prism/ir/text_format.h"
 #include "prism/prism.h"
 #include "prism/runtime/runtime.h"
 #include "testing/files.h"
@@ -98,6 +100,7 @@ struct PipelineCase {
   // Run twice and compare the files byte for byte (off for gqa only, to keep the test short
   // under sanitizers: its search dominates; the search's determinism is tested in search/).
   bool check_determinism = true;
+  bool bf16 = false;  // the program (and so its families) with bf16 tensors instead of f16
 };
 
 // One row of the pipeline table: Optimize without a GPU, the files, determinism.
@@ -105,6 +108,10 @@ void CheckPipeline(const PipelineCase& c) {
   SCOPED_TRACE(c.fixture);
   ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(c.fixture, c.sizes));
+  if (c.bf16) {
+    ASSERT_OK_AND_ASSIGN(f.program, ParseProgram(absl::StrReplaceAll(PrintProgram(f.program),
+                                                                     {{" f16[", " bf16["}})));
+  }
   TuneOptions options = Options(false);
   options.instances_per_family = 12;  // enough for the checks; 96 (the default) is slow under ASan
   ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
@@ -174,6 +181,14 @@ TEST(OptimizeTest, RmsNormLinearByTheCostModelWithoutAGpu) { CheckPipeline(kRmsN
 TEST(OptimizeTest, GqaByTheCostModelWithoutAGpu) { CheckPipeline(kGqa); }
 TEST(OptimizeTest, LoraByTheCostModelWithoutAGpu) { CheckPipeline(kLora); }
 TEST(OptimizeTest, NtransByTheCostModelWithoutAGpu) { CheckPipeline(kNtrans); }
+// bf16 programs: the same pipeline, kernels on the bf16 spellings (docs/codegen.md).
+TEST(OptimizeTest, BF16ProgramsByTheCostModelWithoutAGpu) {
+  for (PipelineCase c : {kRmsNormLinear, kLora, kNtrans}) {
+    c.bf16 = true;
+    c.kernel_text = std::string(c.fixture) == "ntrans" ? "BF16ToF32(" : "MmaM16N8K16BF16(";
+    CheckPipeline(c);
+  }
+}
 
 // The candidate sample covers the family's domain, not only the neighbours of the preferred
 // instance (tune.h step 2): on rmsnorm_linear [8,4096]×[4096,6144], 32 distinct candidates over
@@ -796,7 +811,7 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
   EXPECT_THAT(Optimize(F32MatmulProgram(), target, options).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        "no family can be generated as CUDA yet: 11 families tried; codegen: "
-                       "kernel k0, op v0 (input): only f16 input tensors are supported (families "
+                       "kernel k0, op v0 (input): X is f32; matmul kernels read f16 or bf16 inputs only (families "
                        "#1-#11)"));
   // A program_name that is no identifier.
   for (const char* name : {"2fast", "a-b", "with space"}) {
