@@ -65,7 +65,7 @@ TEST(CodegenTest, RmsNormLinearWalkthroughInstance) {
   EXPECT_THAT(code.source, HasSubstr("extern \"C\" __global__ void __launch_bounds__(128) "
                                      "prism_rmsnorm_linear_k0("));
   EXPECT_THAT(code.source, HasSubstr("1.0f / sqrtf("));  // inv_rms
-  EXPECT_THAT(code.host_header, HasSubstr("device pointers, each 16-byte aligned (as cudaMalloc\n"));
+  EXPECT_THAT(code.host_header, HasSubstr("device pointers, each\n// 16-byte aligned (as cudaMalloc "));
   EXPECT_THAT(code.host_header, HasSubstr("inline cudaError_t Launch_k0(const void* t_X, "
                                           "const void* t_W, void* t_Y"));
   const nlohmann::json j = nlohmann::json::parse(code.launch_json);
