@@ -222,6 +222,50 @@ __device__ __forceinline__ void MmaM16N8K16BF16(float (&d)[4], const u32_t (&a)[
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// ---- f32 tiles (matmuls of f32 tensors: FMAs on the CUDA cores, no tensor cores) ----------
+// A rows × cols tile of f32 (cols % 4 == 0) by LoadTileAsync's copies: the same bytes as a
+// rows × 2·cols tile of 16-bit elements.
+template <int kRows, int kCols, int kThreads>
+__device__ __forceinline__ void LoadTileAsyncF32(float* smem, int spitch, const float* gmem,
+                                                 long long ld, int tid) {
+  LoadTileAsync<kRows, 2 * kCols, kThreads>(reinterpret_cast<f16_t*>(smem), 2 * spitch,
+                                            reinterpret_cast<const f16_t*>(gmem), 2 * ld, tid);
+}
+// acc[mt][nt] += A(rows [16·mt, 16·mt+16) × cols [k0, k0+16)) · B(rows [k0, k0+16) × cols
+// [n0 + 8·nt, n0 + 8·nt + 8)) of row-major f32 tiles in shared memory (pitches in elements, even;
+// n0 even), in MmaM16N8K16's accumulator layout: lane (g, t) holds rows 16·mt+g, 16·mt+g+8 ×
+// columns 2t, 2t+1 of each n8 tile, every sum by fmaf in k order. Rows of A at or past `rows`
+// are zero; n8 tiles from `nvalid` on are skipped (warp-uniform). Per k: 2·kMT loads of A, one
+// float2 of B per n8 tile, 4·kMT·kNT FMAs (few registers beyond the accumulators).
+template <int kMT, int kNT>
+__device__ __forceinline__ void FmaTilesF32(float (&d)[kMT][kNT][4], const float* a, int apitch,
+                                            int rows, int k0, const float* b, int bpitch, int n0,
+                                            int nvalid, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll 2
+  for (int k = k0; k < k0 + 16; ++k) {
+    float x[kMT][2];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      const int r0 = mt * 16 + g;
+      x[mt][0] = r0 < rows ? a[r0 * apitch + k] : 0.f;
+      x[mt][1] = r0 + 8 < rows ? a[(r0 + 8) * apitch + k] : 0.f;
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) {
+      if (nt >= nvalid) break;
+      const float2 bv = *reinterpret_cast<const float2*>(b + k * bpitch + n0 + nt * 8 + 2 * t);
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        d[mt][nt][0] = fmaf(x[mt][0], bv.x, d[mt][nt][0]);
+        d[mt][nt][1] = fmaf(x[mt][0], bv.y, d[mt][nt][1]);
+        d[mt][nt][2] = fmaf(x[mt][1], bv.x, d[mt][nt][2]);
+        d[mt][nt][3] = fmaf(x[mt][1], bv.y, d[mt][nt][3]);
+      }
+    }
+  }
+}
+
 // A fragment of rows [m0, m0+16) × cols [k0, k0+16) of a row-major shared tile with `rows`
 // valid rows (rows beyond are zero). Also adds the squares of the fragment's elements (in f32)
 // to ss_lo (row m0 + lane/4) and ss_hi (row m0 + 8 + lane/4) when kSumSq; kBF16: the elements

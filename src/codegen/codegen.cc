@@ -149,8 +149,12 @@ class KernelGen {
   std::string kname_;
   const CodegenOptions& options_;
   const internal::FusedCombine* fused_combine_ = nullptr;
-  // The inputs' 16-bit format (f16 or bf16): tiles, fragments, mma (set by Analyze).
+  // The inputs' 16-bit format (f16 or bf16): tiles, fragments, mma (set by Analyze); with
+  // f32_, every input is f32 (tiles of 4-byte elements, FmaTilesF32 on the CUDA cores) and
+  // h_ is unused.
   const internal::Half16* h_ = nullptr;
+  bool f32_ = false;
+  int64_t elem_bytes_ = 2;  // of the loop tiles in shared memory
   int64_t fused_off_ = 0;  // the fused region's byte offset in shared memory
 
   std::vector<LoopInput> inputs_;
@@ -184,7 +188,28 @@ absl::Status KernelGen::Analyze() {
                                                  " is not a multiple of 32 in [32, 1024]"));
   }
   warps_ = static_cast<int>(k_.threads / 32);
-  PRISM_ASSIGN_OR_RETURN(h_, internal::KernelHalf16(p_, k_, kname_));
+  {
+    int f32_in = -1, half_in = -1;
+    for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+      if (k_.ops[i].kind != BlockOpKind::kInput) continue;
+      (p_.tensors[k_.ops[i].tensor].dtype == DType::kF32 ? f32_in : half_in) = i;
+    }
+    if (f32_in >= 0 && half_in >= 0) {
+      const ConcreteTensor& a = p_.tensors[k_.ops[f32_in].tensor];
+      const ConcreteTensor& b = p_.tensors[k_.ops[half_in].tensor];
+      return Err(f32_in, absl::StrCat(a.name, " is f32 but ", b.name, " is ", DTypeName(b.dtype),
+                                      "; one kernel reads one format"));
+    }
+    f32_ = f32_in >= 0;
+    elem_bytes_ = f32_ ? 4 : 2;
+    h_ = internal::Half16Of(DType::kF16);
+    if (!f32_) {
+      PRISM_ASSIGN_OR_RETURN(h_, internal::KernelHalf16(p_, k_, kname_));
+    }
+  }
+  // What the f32 path (FMAs in the tensor-core accumulator layout) does not cover.
+  const char* const kF32Only =
+      " is not supported on f32 tiles (f32 matmuls: plain loop matmuls and their epilogues)";
   const std::vector<int> uses = internal::UseCounts(k_);
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
@@ -220,6 +245,7 @@ absl::Status KernelGen::Analyze() {
               std::any_of(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
                 return m.acc == a;
               });
+          if (f32_) return Err(i, absl::StrCat("an after-loop matmul", kF32Only));
           if (!acc_of_matmul || uses[a] != 1 || !invariant_inputs_.count(b)) {
             return Err(i,
                        "an after-loop matmul must be acc_sum(matmul) · (a loop-invariant input "
@@ -240,6 +266,7 @@ absl::Status KernelGen::Analyze() {
         if (auto in = std::find_if(matmuls_.begin(), matmuls_.end(),
                                    [&](const MatMulPlan& m) { return m.op == a; });
             in != matmuls_.end() && invariant_inputs_.count(b)) {
+          if (f32_) return Err(i, absl::StrCat("a chained matmul (X·A)·B", kF32Only));
           // (X·A)·B inside the loop: X·A per K chunk on tensor cores, rounded to f16 as the
           // A operand of ·B (B: [16, N], one k16 step).
           if (uses[a] != 1 || in->n != kMmaK || k_.ops[b].tile[0] != kMmaK ||
@@ -300,6 +327,7 @@ absl::Status KernelGen::Analyze() {
           fused_.insert(x);
           x = sq.operands[0];
         }
+        if (f32_) return Err(i, absl::StrCat("a sum of squares", kF32Only));
         const bool is_a = std::any_of(matmuls_.begin(), matmuls_.end(),
                                       [&](const MatMulPlan& m) { return m.a == x; });
         if (!is_a) return Err(i, "the sum of squares must be over a matmul's A tile (fused)");
@@ -340,7 +368,7 @@ absl::Status KernelGen::Analyze() {
                                              src.fn == OpKind::kAdd &&
                                              is_acc(k_.ops[src.operands[0]]) &&
                                              is_acc(k_.ops[src.operands[1]]));
-        if (t.dtype == DType::kF32 && !acc_src) {
+        if (t.dtype == DType::kF32 && !acc_src && !f32_) {
           return Err(i,
                      "f32 outputs are supported only of an accumulator or a sum of two (split "
                      "partials)");
@@ -485,7 +513,7 @@ absl::Status KernelGen::Analyze() {
   int64_t off = 0;
   for (LoopInput& in : inputs_) {
     in.offset = off;
-    off += in.rows * in.pitch * 2;
+    off += in.rows * in.pitch * elem_bytes_;
   }
   return absl::OkStatus();
 }
@@ -638,7 +666,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
         " f32 accumulator registers per thread (matmul N tile ", matmuls_.front().n, " over ",
         wn_, " warp(s) along N), over the limit of ", kMaxAccumulatorRegs));
   }
-  launch.stage_bytes = inputs_.back().offset + inputs_.back().rows * inputs_.back().pitch * 2;
+  launch.stage_bytes =
+      inputs_.back().offset + inputs_.back().rows * inputs_.back().pitch * elem_bytes_;
   // Reduction buffer: per matmul WK × (16·mtiles) × RedPitch(N) f32; per sum of squares
   // WK × 16·mtiles.
   const int64_t mrows = static_cast<int64_t>(mtiles_) * kMmaM;
@@ -753,8 +782,9 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   for (const LoopInput& in : inputs_) {
     const ConcreteBlockOp& op = k_.ops[in.op];
     const ConcreteTensor& t = p_.tensors[op.tensor];
-    absl::StrAppend(&s, "    LoadTileAsync<", in.rows, ", ", in.cols, ", ", k_.threads,
-                    ">(reinterpret_cast<", h_->type, "*>(base + ", in.offset, "), ", in.pitch, ", ",
+    absl::StrAppend(&s, "    LoadTileAsync", f32_ ? "F32<" : "<", in.rows, ", ", in.cols, ", ",
+                    k_.threads, ">(reinterpret_cast<", f32_ ? "float" : h_->type, "*>(base + ",
+                    in.offset, "), ", in.pitch, ", ",
                     ParamName(op.tensor), " + (", TileOrigin(in.op, 0, true), ") * ", t.shape[1],
                     "LL + ", TileOrigin(in.op, 1, true), ", ", t.shape[1], "LL, tid);  // ",
                     OpLabel(in.op), "\n");
@@ -826,108 +856,127 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   absl::StrAppend(&s, "#pragma unroll\n    for (int kk = 0; kk < ", kiters, "; ++kk) {\n");
   absl::StrAppend(&s, "      const int kc = wk + kk * ", wk_, ";\n");
   if (kchunks % wk_ != 0) absl::StrAppend(&s, "      if (kc >= ", kchunks, ") break;\n");
-  // A fragments, one set per distinct A input.
-  std::vector<int> a_inputs;
-  for (const std::vector<MatMulPlan>* list : {&matmuls_, &inner_}) {
-    for (const MatMulPlan& m : *list) {
-      if (m.chained) continue;
-      if (std::find(a_inputs.begin(), a_inputs.end(), m.a) == a_inputs.end()) {
-        a_inputs.push_back(m.a);
+  if (f32_) {
+    // f32 tiles: each warp's m16n8 tiles by FMAs (FmaTilesF32), in the accumulator layout of
+    // the tensor-core path, so the epilogue below is the same.
+    for (const MatMulPlan& m : matmuls_) {
+      const LoopInput& ain = inputs_[input_index_.at(m.a)];
+      const LoopInput& bin = inputs_[input_index_.at(m.b)];
+      const int ntw = ntw_of(m);
+      // A side matmul's uneven share: its n8 tiles past N are skipped.
+      const std::string nvalid =
+          (m.n / kMmaN) % wn_ == 0 ? absl::StrCat(ntw)
+                                   : absl::StrCat(m.n / kMmaN, " - wn * ", ntw);
+      absl::StrAppend(&s, "      FmaTilesF32(acc", m.op, ", reinterpret_cast<const float*>(base + ",
+                      ain.offset, "), ", ain.pitch, ", ", ain.rows,
+                      ", kc * 16, reinterpret_cast<const float*>(base + ", bin.offset, "), ",
+                      bin.pitch, ", wn * ", ntw * kMmaN, ", ", nvalid, ", lane);  // ",
+                      OpLabel(m.op), "\n");
+    }
+  } else {
+    // A fragments, one set per distinct A input.
+    std::vector<int> a_inputs;
+    for (const std::vector<MatMulPlan>* list : {&matmuls_, &inner_}) {
+      for (const MatMulPlan& m : *list) {
+        if (m.chained) continue;
+        if (std::find(a_inputs.begin(), a_inputs.end(), m.a) == a_inputs.end()) {
+          a_inputs.push_back(m.a);
+        }
       }
     }
-  }
-  for (int a : a_inputs) {
-    const LoopInput& in = inputs_[input_index_.at(a)];
-    const SumSqPlan* sq = nullptr;
-    for (const SumSqPlan& q : sumsqs_) {
-      if (q.a_input == a) sq = &q;  // (a second sum over the same tile reuses the first's sums)
-    }
-    absl::StrAppend(&s, "      u32_t a", a, "[", mtiles_, "][4];\n");
-    absl::StrAppend(&s, "#pragma unroll\n      for (int mt = 0; mt < ", mtiles_, "; ++mt) {\n");
-    const std::string call_args =
-        absl::StrCat("(a", a, "[mt], reinterpret_cast<const ", h_->type, "*>(base + ", in.offset, "), ",
-                     in.pitch, ", ", in.rows, ", mt * 16, kc * 16, lane, ");
-    if (sq == nullptr) {
-      absl::StrAppend(&s, "        float d0 = 0.f, d1 = 0.f;\n        ", LoadA(false),
-                      call_args, "d0, d1);\n");
-    } else {
-      const std::string ss = absl::StrCat("ssl", sq->acc, "[mt], ssh", sq->acc, "[mt]");
-      if (wn_ == 1) {
-        absl::StrAppend(&s, "        ", LoadA(true), call_args, ss, ");\n");
+    for (int a : a_inputs) {
+      const LoopInput& in = inputs_[input_index_.at(a)];
+      const SumSqPlan* sq = nullptr;
+      for (const SumSqPlan& q : sumsqs_) {
+        if (q.a_input == a) sq = &q;  // (a second sum over the same tile reuses the first's sums)
+      }
+      absl::StrAppend(&s, "      u32_t a", a, "[", mtiles_, "][4];\n");
+      absl::StrAppend(&s, "#pragma unroll\n      for (int mt = 0; mt < ", mtiles_, "; ++mt) {\n");
+      const std::string call_args =
+          absl::StrCat("(a", a, "[mt], reinterpret_cast<const ", h_->type, "*>(base + ", in.offset, "), ",
+                       in.pitch, ", ", in.rows, ", mt * 16, kc * 16, lane, ");
+      if (sq == nullptr) {
+        absl::StrAppend(&s, "        float d0 = 0.f, d1 = 0.f;\n        ", LoadA(false),
+                        call_args, "d0, d1);\n");
       } else {
-        absl::StrAppend(&s, "        if (wn == 0) ", LoadA(true), call_args, ss,
-                        ");\n        else ", LoadA(false), call_args, ss, ");\n");
+        const std::string ss = absl::StrCat("ssl", sq->acc, "[mt], ssh", sq->acc, "[mt]");
+        if (wn_ == 1) {
+          absl::StrAppend(&s, "        ", LoadA(true), call_args, ss, ");\n");
+        } else {
+          absl::StrAppend(&s, "        if (wn == 0) ", LoadA(true), call_args, ss,
+                          ");\n        else ", LoadA(false), call_args, ss, ");\n");
+        }
       }
+      absl::StrAppend(&s, "      }\n");
     }
-    absl::StrAppend(&s, "      }\n");
-  }
-  for (const MatMulPlan& m : matmuls_) {
-    const int ntw = ntw_of(m);
-    if (m.chained) {
-      // (X·A)·B: the inner X·A over this k16 chunk (all 16 columns in every warp; the warps
-      // along K each hold a partial), rounded to f16: its m16n8 accumulator pairs are the
-      // m16k16 A fragment of ·B.
-      const MatMulPlan& in = *std::find_if(inner_.begin(), inner_.end(),
-                                           [&](const MatMulPlan& x) { return x.op == m.a; });
-      const LoopInput& ain = inputs_[input_index_.at(in.b)];
-      absl::StrAppend(&s, "      {  // ", OpLabel(in.op), " then ", OpLabel(m.op), "\n");
-      absl::StrAppend(&s, "        u32_t b4[4];\n        LoadBFragmentX4(b4, reinterpret_cast<"
-                      "const ", h_->type, "*>(base + ", ain.offset, "), ", ain.pitch,
-                      ", kc * 16, 0, lane);\n");
-      absl::StrAppend(&s,
-                      "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};\n");
-      if (options_.gemm_defer_chained) {
-        // gemm_defer_chained: only X·A here, summed over the loop; ·B after it.
+    for (const MatMulPlan& m : matmuls_) {
+      const int ntw = ntw_of(m);
+      if (m.chained) {
+        // (X·A)·B: the inner X·A over this k16 chunk (all 16 columns in every warp; the warps
+        // along K each hold a partial), rounded to f16: its m16n8 accumulator pairs are the
+        // m16k16 A fragment of ·B.
+        const MatMulPlan& in = *std::find_if(inner_.begin(), inner_.end(),
+                                             [&](const MatMulPlan& x) { return x.op == m.a; });
+        const LoopInput& ain = inputs_[input_index_.at(in.b)];
+        absl::StrAppend(&s, "      {  // ", OpLabel(in.op), " then ", OpLabel(m.op), "\n");
+        absl::StrAppend(&s, "        u32_t b4[4];\n        LoadBFragmentX4(b4, reinterpret_cast<"
+                        "const ", h_->type, "*>(base + ", ain.offset, "), ", ain.pitch,
+                        ", kc * 16, 0, lane);\n");
+        absl::StrAppend(&s,
+                        "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = {b4[2], b4[3]};\n");
+        if (options_.gemm_defer_chained) {
+          // gemm_defer_chained: only X·A here, summed over the loop; ·B after it.
+          absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
+                          "; ++mt) {\n          ", h_->mma, "(xa", m.op, "[mt][0], a", in.a,
+                          "[mt], b0);\n          ", h_->mma, "(xa", m.op, "[mt][1], a", in.a,
+                          "[mt], b1);\n        }\n      }\n");
+          continue;
+        }
         absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                        "; ++mt) {\n          ", h_->mma, "(xa", m.op, "[mt][0], a", in.a,
-                        "[mt], b0);\n          ", h_->mma, "(xa", m.op, "[mt][1], a", in.a,
-                        "[mt], b1);\n        }\n      }\n");
+                        "; ++mt) {\n          float xa[2][4] = {};\n          ", h_->mma, "(xa[0], a",
+                        in.a, "[mt], b0);\n          ", h_->mma, "(xa[1], a", in.a, "[mt], b1);\n");
+        absl::StrAppend(&s, "          ", PackXaFragment("xa", h_->pack2), "\n");
+        absl::StrAppend(&s, "#pragma unroll\n          for (int nt = 0; nt < ", ntw,
+                        "; ++nt) ", h_->mma, "(acc", m.op, "[mt][nt], pa, bf", m.op,
+                        "[nt]);\n        }\n      }\n");
         continue;
       }
-      absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                      "; ++mt) {\n          float xa[2][4] = {};\n          ", h_->mma, "(xa[0], a",
-                      in.a, "[mt], b0);\n          ", h_->mma, "(xa[1], a", in.a, "[mt], b1);\n");
-      absl::StrAppend(&s, "          ", PackXaFragment("xa", h_->pack2), "\n");
-      absl::StrAppend(&s, "#pragma unroll\n          for (int nt = 0; nt < ", ntw,
-                      "; ++nt) ", h_->mma, "(acc", m.op, "[mt][nt], pa, bf", m.op,
-                      "[nt]);\n        }\n      }\n");
-      continue;
-    }
-    const LoopInput& in = inputs_[input_index_.at(m.b)];
-    const std::string bptr =
-        absl::StrCat("reinterpret_cast<const ", h_->type, "*>(base + ", in.offset, "), ", in.pitch);
-    if (const std::string guard = tile_guard(m); !guard.empty()) {
-      // A side matmul's uneven share: one n8 tile at a time, skipped past N.
-      absl::StrAppend(&s, "#pragma unroll\n      for (int nt = 0; nt < ", ntw, "; ++nt) ", guard,
-                      "{\n        u32_t b[2];\n        LoadBFragment(b, ", bptr,
-                      ", kc * 16, (wn * ", ntw, " + nt) * 8, lane);\n");
+      const LoopInput& in = inputs_[input_index_.at(m.b)];
+      const std::string bptr =
+          absl::StrCat("reinterpret_cast<const ", h_->type, "*>(base + ", in.offset, "), ", in.pitch);
+      if (const std::string guard = tile_guard(m); !guard.empty()) {
+        // A side matmul's uneven share: one n8 tile at a time, skipped past N.
+        absl::StrAppend(&s, "#pragma unroll\n      for (int nt = 0; nt < ", ntw, "; ++nt) ", guard,
+                        "{\n        u32_t b[2];\n        LoadBFragment(b, ", bptr,
+                        ", kc * 16, (wn * ", ntw, " + nt) * 8, lane);\n");
+        absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
+                        "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
+                        OpLabel(m.op), "\n      }\n");
+        continue;
+      }
+      // Pairs of n8 tiles with ldmatrix.x4.trans; an odd last tile with scalar
+      // loads.
+      if (ntw >= 2) {
+        absl::StrAppend(&s, "#pragma unroll\n      for (int nt = 0; nt + 1 < ", ntw,
+                        "; nt += 2) {\n");
+        absl::StrAppend(&s, "        u32_t b4[4];\n        LoadBFragmentX4(b4, ", bptr,
+                        ", kc * 16, (wn * ", ntw, " + nt) * 8, lane);\n");
+        absl::StrAppend(&s,
+                        "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = "
+                        "{b4[2], b4[3]};\n");
+        absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
+                        "; ++mt) {\n          ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a,
+                        "[mt], b0);\n", "          ", h_->mma, "(acc", m.op, "[mt][nt + 1], a", m.a,
+                        "[mt], b1);  // ", OpLabel(m.op), "\n        }\n      }\n");
+      }
+      if (ntw % 2 == 0) continue;
+      absl::StrAppend(&s, "      {\n        const int nt = ", ntw - 1, ";\n");
+      absl::StrAppend(&s, "        u32_t b[2];\n        LoadBFragment(b, ", bptr, ", kc * 16, (wn * ",
+                      ntw, " + nt) * 8, lane);\n");
       absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
                       "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
                       OpLabel(m.op), "\n      }\n");
-      continue;
     }
-    // Pairs of n8 tiles with ldmatrix.x4.trans; an odd last tile with scalar
-    // loads.
-    if (ntw >= 2) {
-      absl::StrAppend(&s, "#pragma unroll\n      for (int nt = 0; nt + 1 < ", ntw,
-                      "; nt += 2) {\n");
-      absl::StrAppend(&s, "        u32_t b4[4];\n        LoadBFragmentX4(b4, ", bptr,
-                      ", kc * 16, (wn * ", ntw, " + nt) * 8, lane);\n");
-      absl::StrAppend(&s,
-                      "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = "
-                      "{b4[2], b4[3]};\n");
-      absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                      "; ++mt) {\n          ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a,
-                      "[mt], b0);\n", "          ", h_->mma, "(acc", m.op, "[mt][nt + 1], a", m.a,
-                      "[mt], b1);  // ", OpLabel(m.op), "\n        }\n      }\n");
-    }
-    if (ntw % 2 == 0) continue;
-    absl::StrAppend(&s, "      {\n        const int nt = ", ntw - 1, ";\n");
-    absl::StrAppend(&s, "        u32_t b[2];\n        LoadBFragment(b, ", bptr, ", kc * 16, (wn * ",
-                    ntw, " + nt) * 8, lane);\n");
-    absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                    "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
-                    OpLabel(m.op), "\n      }\n");
   }
   absl::StrAppend(&s, "    }\n", stages == 1 ? "    __syncthreads();\n" : "", "  }\n");
   if (options_.gemm_defer_chained) {

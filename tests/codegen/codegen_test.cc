@@ -2046,7 +2046,7 @@ TEST(CodegenTest, BF16InputsUseTheBF16Spellings) {
   for (const BF16Case& c : cases) {
     SCOPED_TRACE(c.fixture);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, /*bf16=*/true));
+                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, DType::kBF16));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, c.options));
     const size_t at = code.source.find("extern \"C\" __global__");
@@ -2093,12 +2093,12 @@ TEST(CodegenTest, BF16Refusals) {
                        Instantiate(f32.graph, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}));
   EXPECT_THAT(GenerateCuda(pf),
               StatusIs(absl::StatusCode::kUnimplemented,
-                       "codegen: kernel k0, op Xt (input): X is f32; matmul kernels read f16 or "
-                       "bf16 inputs only"));
+                       "codegen: kernel k0, op Xt (input): X is f32 but B is f16; one kernel "
+                       "reads one format"));
   // The f16x2 exponential of attention_exp_f16x2 on bf16 scores.
   ASSERT_OK_AND_ASSIGN(
       fixtures::Fixture gqa,
-      codegen_test::MakeAnyFixture("gqa", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}}, true));
+      codegen_test::MakeAnyFixture("gqa", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}}, DType::kBF16));
   ASSERT_OK_AND_ASSIGN(BlockProgram pg, Instantiate(gqa.graph, {{"gx", 2}, {"gy", 1}, {"gz", 4},
                                                                 {"F", 2}, {"T", 128}, {"S", 3}}));
   CodegenOptions exp16;
@@ -2107,6 +2107,73 @@ TEST(CodegenTest, BF16Refusals) {
               StatusIs(absl::StatusCode::kUnimplemented,
                        "codegen: kernel partial_kv: attention_exp_f16x2: the inputs are bf16; the f16x2 "
                        "exponential needs f16 (P is rounded to the inputs' format)"));
+}
+
+// Matmuls of f32 tensors: f32 tiles (LoadTileAsyncF32, 4-byte elements in the stage layout),
+// FMAs on the CUDA cores in the tensor cores' accumulator layout (FmaTilesF32), the same
+// epilogue; what that path does not cover is refused by exact message.
+TEST(CodegenTest, F32Matmuls) {
+  struct Case {
+    const char* fixture;
+    fixtures::Sizes sizes;
+    Assignment assignment;
+    std::vector<const char*> expected;  // in the kernels' code; empty: `error` expected
+    const char* error = "";
+  };
+  const fixtures::Sizes lora = {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}};
+  const Case cases[] = {
+      {"gated_mlp", {{"B", 8}, {"K", 1024}, {"N", 512}},
+       {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}},
+       {"LoadTileAsyncF32<8, 128, 256>(reinterpret_cast<float*>(base + 0), 136, t_X + ",
+        // X's tile 8 x 136 f32 (4352 B), then A's 128 x 40 f32: 4-byte elements.
+        "LoadTileAsyncF32<128, 32, 256>(reinterpret_cast<float*>(base + 4352), 40, t_A + ",
+        "FmaTilesF32(acc3, reinterpret_cast<const float*>(base + 0), 136, 8, kc * 16, "
+        "reinterpret_cast<const float*>(base + 4352), 40, wn * 32, 4, lane);",
+        "const float v7 = prism_dev::Silu(v4);", "out[(long long)m * 512LL + n] = v8;"}},
+      {"gated_mlp_splitk", {{"B", 1}, {"K", 1024}, {"N", 512}},
+       {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}},
+       {"FmaTilesF32(acc", "float* __restrict__ t_P0"}},
+      {"rmsnorm_linear", {{"M", 2}, {"K", 1024}, {"N", 512}},
+       {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, {},
+       "codegen: kernel k0, op R (acc_sumsq_last): a sum of squares is not supported on f32 "
+       "tiles (f32 matmuls: plain loop matmuls and their epilogues)"},
+      {"lora", lora, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}, {},
+       "codegen: kernel k0, op XAB (matmul): an after-loop matmul is not supported on f32 tiles "
+       "(f32 matmuls: plain loop matmuls and their epilogues)"},
+      {"lora_splitk", lora, {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, {},
+       "codegen: kernel k0, op XAB (matmul): a chained matmul (X·A)·B is not supported on f32 "
+       "tiles (f32 matmuls: plain loop matmuls and their epilogues)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.fixture);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, DType::kF32));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, c.assignment));
+    absl::StatusOr<GeneratedCode> code = GenerateCuda(p);
+    if (c.expected.empty()) {
+      EXPECT_THAT(code, StatusIs(absl::StatusCode::kUnimplemented, c.error));
+      continue;
+    }
+    ASSERT_OK(code.status());
+    const std::string kernels = code->source.substr(code->source.find("extern \"C\" __global__"));
+    for (const char* line : c.expected) {
+      EXPECT_TRUE(absl::StrContains(kernels, line)) << line;
+    }
+    for (const char* half : {"f16_t", "MmaM16N8K16(", "LoadAFragment<", "LoadBFragment"}) {
+      EXPECT_EQ(CountName(kernels, half), 0) << half;
+    }
+  }
+  // f32 and f16 inputs in one kernel.
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture mixed,
+                       fixtures::MakeFixture("gated_mlp", {{"B", 8}, {"K", 1024}, {"N", 512}}));
+  for (SGraphTensor& t : mixed.graph.mutable_tensors()) {
+    if (t.name == "B") t.dtype = DType::kF32;
+  }
+  ASSERT_OK_AND_ASSIGN(BlockProgram pm, Instantiate(mixed.graph, {{"g", 16}, {"h", 1}, {"F", 8},
+                                                                  {"T", 256}, {"S", 3}}));
+  EXPECT_THAT(GenerateCuda(pm), StatusIs(absl::StatusCode::kUnimplemented,
+                                         "codegen: kernel k0, op Bt (input): B is f32 but A is "
+                                         "f16; one kernel reads one format"));
 }
 
 }  // namespace

@@ -45,11 +45,15 @@ struct GpuCase {
   // semantics overflow there: the split-KV partials in log-sum-exp form do not).
   double k_scale = 1.0;
   const char* scaled = "Kt";  // the input k_scale multiplies
-  bool bf16 = false;          // every f16 tensor made bf16 (split_fixtures.h AsBF16)
+  DType dtype = DType::kF16;  // every f16 tensor made this (split_fixtures.h WithDType)
 };
 
 GpuCase BF16(GpuCase c) {
-  c.bf16 = true;
+  c.dtype = DType::kBF16;
+  return c;
+}
+GpuCase F32(GpuCase c) {
+  c.dtype = DType::kF32;
   return c;
 }
 
@@ -474,6 +478,19 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                         {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                         {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
                                         0, false, false, false, true}),
+                           // f32 matmuls (FMAs on the CUDA cores): an epilogue with silu, the
+                           // split-K partials and their combine, a batched matmul, a linear
+                           // layer over a batch of rows.
+                           F32(GpuCase{"gated_mlp",
+                                       {{"B", 8}, {"K", 1024}, {"N", 512}},
+                                       {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}}}),
+                           F32(GpuCase{"gated_mlp_splitk",
+                                       {{"B", 1}, {"K", 1024}, {"N", 512}},
+                                       {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}}),
+                           F32(GpuCase{"bmm", {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}},
+                                       {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}}),
+                           F32(GpuCase{"linear3d", {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}},
+                                       {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 2}}}),
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},
@@ -493,10 +510,10 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     if ((c.cluster || c.wgmma) && dev->sm() < 90) continue;  // clusters, wgmma: sm_90+
     // A fixtures.h fixture, else a split form of split_fixtures.h.
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
-                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, c.bf16));
+                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, c.dtype));
     Run r;
     r.name = c.fixture;
-    if (c.bf16) r.name += " [bf16]";
+    if (c.dtype != DType::kF16) absl::StrAppend(&r.name, " [", DTypeName(c.dtype), "]");
     ASSERT_OK_AND_ASSIGN(r.program, Instantiate(f.graph, c.assignment));
     CodegenOptions options;
     options.attention_tiles_per_warp = c.tiles_per_warp;

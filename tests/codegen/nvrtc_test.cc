@@ -490,7 +490,7 @@ TEST(NvrtcAuditTest, BF16KernelsCompile) {
     if (c.cluster) label += " [cluster_combine]";
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
-                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, /*bf16=*/true));
+                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, DType::kBF16));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
     CodegenOptions options;
     options.attention_wgmma = c.wgmma;
@@ -499,6 +499,42 @@ TEST(NvrtcAuditTest, BF16KernelsCompile) {
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     for (int sm : {80, 90}) {
       if ((c.wgmma || c.cluster) && sm < 90) continue;
+      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+      ASSERT_EQ(r.kernels.size(), code.launches.size()) << r.log;
+      for (const CompiledKernelInfo& k : r.kernels) {
+        std::cout << label << " sm_" << sm << " " << k.function << ": " << k.registers
+                  << " registers\n";
+        EXPECT_GT(k.registers, 0);
+        EXPECT_EQ(k.spill_store_bytes, 0) << r.log;
+        EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
+      }
+    }
+  }
+}
+
+// Matmuls of f32 tensors (FmaTilesF32 on the CUDA cores; the same cases as gpu_run_test's
+// f32 ones): compile for sm_80 and sm_90 without spills.
+TEST(NvrtcAuditTest, F32MatmulKernelsCompile) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  struct Case {
+    const char* fixture;
+    fixtures::Sizes sizes;
+    Assignment assignment;
+  };
+  const Case cases[] = {
+      {"gated_mlp", {{"B", 8}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}}},
+      {"gated_mlp_splitk", {{"B", 1}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}},
+      {"bmm", {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}}, {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}},
+      {"linear3d", {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}}, {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 2}}},
+  };
+  for (const Case& c : cases) {
+    const std::string label = std::string(c.fixture) + " f32";
+    SCOPED_TRACE(label);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
+                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, DType::kF32));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    for (int sm : {80, 90}) {
       ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
       ASSERT_EQ(r.kernels.size(), code.launches.size()) << r.log;
       for (const CompiledKernelInfo& k : r.kernels) {

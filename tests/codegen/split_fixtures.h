@@ -390,26 +390,28 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
   return fixtures::Fixture{std::move(g), std::move(base.program)};
 }
 
-// `f` with every f16 tensor made bf16, in the sGraph and in the Program (printed, edited and
-// parsed again): the same structure on the other 16-bit format.
-inline absl::StatusOr<fixtures::Fixture> AsBF16(fixtures::Fixture f) {
+// `f` with every f16 tensor made `dtype` (bf16 or f32), in the sGraph and in the Program
+// (printed, edited and parsed again): the same structure on another element type. Tensors
+// already f32 (split partials) stay f32.
+inline absl::StatusOr<fixtures::Fixture> WithDType(fixtures::Fixture f, DType dtype) {
   for (SGraphTensor& t : f.graph.mutable_tensors()) {
-    if (t.dtype == DType::kF16) t.dtype = DType::kBF16;
+    if (t.dtype == DType::kF16) t.dtype = dtype;
   }
+  const std::string to = absl::StrCat(" ", DTypeName(dtype), "[");
   PRISM_ASSIGN_OR_RETURN(f.program,
                          ParseProgram(absl::StrReplaceAll(PrintProgram(f.program),
-                                                          {{" f16[", " bf16["}})));
+                                                          {{" f16[", to}})));
   return f;
 }
 
-// A fixtures.h fixture, else a split form above; bf16 when `bf16` (AsBF16).
+// A fixtures.h fixture, else a split form above; its f16 tensors made `dtype` (WithDType).
 inline absl::StatusOr<fixtures::Fixture> MakeAnyFixture(absl::string_view name,
                                                         const fixtures::Sizes& sizes,
-                                                        bool bf16 = false) {
+                                                        DType dtype = DType::kF16) {
   absl::StatusOr<fixtures::Fixture> made = fixtures::MakeFixture(name, sizes);
   if (absl::IsNotFound(made.status())) made = MakeSplitFixture(name, sizes);
-  if (!made.ok() || !bf16) return made;
-  return AsBF16(*std::move(made));
+  if (!made.ok() || dtype == DType::kF16) return made;
+  return WithDType(*std::move(made), dtype);
 }
 
 }  // namespace prism::codegen_test

@@ -54,10 +54,11 @@ Program SoftmaxProgram() {
 }
 
 // An f32 matmul: the GEMM template multiplies f16 tiles only, so no family generates.
-Program F32MatmulProgram() {
+// Y = X·W with 12 columns: no family's tiles are whole 16-byte rows (codegen refuses them all).
+Program NarrowMatmulProgram() {
   ProgramBuilder p;
-  TensorId x = p.Input("X", DType::kF32, {4, 64});
-  TensorId w = p.Input("W", DType::kF32, {64, 32});
+  TensorId x = p.Input("X", DType::kF16, {4, 64});
+  TensorId w = p.Input("W", DType::kF16, {64, 12});
   TensorId y = p.MatMul(x, w);
   p.SetName(y, "Y");
   p.Output(y);
@@ -100,7 +101,7 @@ struct PipelineCase {
   // Run twice and compare the files byte for byte (off for gqa only, to keep the test short
   // under sanitizers: its search dominates; the search's determinism is tested in search/).
   bool check_determinism = true;
-  bool bf16 = false;  // the program (and so its families) with bf16 tensors instead of f16
+  DType dtype = DType::kF16;  // the program's (and so its families') f16 tensors made this
 };
 
 // One row of the pipeline table: Optimize without a GPU, the files, determinism.
@@ -108,9 +109,10 @@ void CheckPipeline(const PipelineCase& c) {
   SCOPED_TRACE(c.fixture);
   ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(c.fixture, c.sizes));
-  if (c.bf16) {
-    ASSERT_OK_AND_ASSIGN(f.program, ParseProgram(absl::StrReplaceAll(PrintProgram(f.program),
-                                                                     {{" f16[", " bf16["}})));
+  if (c.dtype != DType::kF16) {
+    const std::string to = absl::StrCat(" ", DTypeName(c.dtype), "[");
+    ASSERT_OK_AND_ASSIGN(f.program,
+                         ParseProgram(absl::StrReplaceAll(PrintProgram(f.program), {{" f16[", to}})));
   }
   TuneOptions options = Options(false);
   options.instances_per_family = 12;  // enough for the checks; 96 (the default) is slow under ASan
@@ -184,10 +186,16 @@ TEST(OptimizeTest, NtransByTheCostModelWithoutAGpu) { CheckPipeline(kNtrans); }
 // bf16 programs: the same pipeline, kernels on the bf16 spellings (docs/codegen.md).
 TEST(OptimizeTest, BF16ProgramsByTheCostModelWithoutAGpu) {
   for (PipelineCase c : {kRmsNormLinear, kLora, kNtrans}) {
-    c.bf16 = true;
+    c.dtype = DType::kBF16;
     c.kernel_text = std::string(c.fixture) == "ntrans" ? "BF16ToF32(" : "MmaM16N8K16BF16(";
     CheckPipeline(c);
   }
+}
+// An f32 program with matmuls (gated_mlp: silu(X·A) ⊙ X·B): FMAs on the CUDA cores.
+TEST(OptimizeTest, F32MatmulsByTheCostModelWithoutAGpu) {
+  PipelineCase c = {"gated_mlp", {{"B", 2}, {"K", 128}, {"N", 64}}, 1, "FmaTilesF32(acc"};
+  c.dtype = DType::kF32;
+  CheckPipeline(c);
 }
 
 // The candidate sample covers the family's domain, not only the neighbours of the preferred
@@ -808,11 +816,14 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
   // families it stopped.
   const Program softmax = SoftmaxProgram();
   const TuneOptions options = Options(false);
-  EXPECT_THAT(Optimize(F32MatmulProgram(), target, options).status(),
+  EXPECT_THAT(Optimize(NarrowMatmulProgram(), target, options).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        "no family can be generated as CUDA yet: 11 families tried; codegen: "
-                       "kernel k0, op v0 (input): X is f32; matmul kernels read f16 or bf16 inputs only (families "
-                       "#1-#11)"));
+                       "kernel k0, op v2 (matmul): matmul operands must be loop input tiles "
+                       "(families #1, #3, #5, #7); codegen: kernel k0, op v1 (input): tile rows "
+                       "must be whole 16-byte chunks (columns a multiple of 8) (families #2, #4, "
+                       "#6, #8); codegen: kernel k0, op v0 (input): tile rows must be whole "
+                       "16-byte chunks (columns a multiple of 8) (families #9-#11)"));
   // A program_name that is no identifier.
   for (const char* name : {"2fast", "a-b", "with space"}) {
     TuneOptions named = options;
