@@ -253,15 +253,38 @@ __device__ __forceinline__ void FmaTilesF32(float (&d)[kMT][kNT][4], const float
     }
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt) {
-      if (nt >= nvalid) break;
-      const float2 bv = *reinterpret_cast<const float2*>(b + k * bpitch + n0 + nt * 8 + 2 * t);
+      if (nt < nvalid) {
+        const float2 bv =
+            *reinterpret_cast<const float2*>(b + k * bpitch + n0 + nt * 8 + 2 * t);
 #pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        d[mt][nt][0] = fmaf(x[mt][0], bv.x, d[mt][nt][0]);
-        d[mt][nt][1] = fmaf(x[mt][0], bv.y, d[mt][nt][1]);
-        d[mt][nt][2] = fmaf(x[mt][1], bv.x, d[mt][nt][2]);
-        d[mt][nt][3] = fmaf(x[mt][1], bv.y, d[mt][nt][3]);
+        for (int mt = 0; mt < kMT; ++mt) {
+          d[mt][nt][0] = fmaf(x[mt][0], bv.x, d[mt][nt][0]);
+          d[mt][nt][1] = fmaf(x[mt][0], bv.y, d[mt][nt][1]);
+          d[mt][nt][2] = fmaf(x[mt][1], bv.x, d[mt][nt][2]);
+          d[mt][nt][3] = fmaf(x[mt][1], bv.y, d[mt][nt][3]);
+        }
       }
+    }
+  }
+}
+
+// Σ x² (f32) of an f32 A tile's rows in LoadAFragment<true>'s share: lane (g, t) adds columns
+// k0+2t, k0+2t+1, k0+2t+8, k0+2t+9 of row 16·mt+g to lo[mt] and of row 16·mt+g+8 to hi[mt]
+// (rows at or past `rows` add nothing), so the quad's QuadSum is the row's sum over the chunk.
+template <int kMT>
+__device__ __forceinline__ void SumSqRowsF32(float (&lo)[kMT], float (&hi)[kMT], const float* a,
+                                             int apitch, int rows, int k0, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) {
+    const int r0 = mt * 16 + g;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int c = k0 + 2 * t + (j & 1) + (j >> 1) * 8;
+      const float x0 = r0 < rows ? a[r0 * apitch + c] : 0.f;
+      const float x1 = r0 + 8 < rows ? a[(r0 + 8) * apitch + c] : 0.f;
+      lo[mt] = fmaf(x0, x0, lo[mt]);
+      hi[mt] = fmaf(x1, x1, hi[mt]);
     }
   }
 }

@@ -207,9 +207,6 @@ absl::Status KernelGen::Analyze() {
       PRISM_ASSIGN_OR_RETURN(h_, internal::KernelHalf16(p_, k_, kname_));
     }
   }
-  // What the f32 path (FMAs in the tensor-core accumulator layout) does not cover.
-  const char* const kF32Only =
-      " is not supported on f32 tiles (f32 matmuls: plain loop matmuls and their epilogues)";
   const std::vector<int> uses = internal::UseCounts(k_);
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
@@ -245,7 +242,6 @@ absl::Status KernelGen::Analyze() {
               std::any_of(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
                 return m.acc == a;
               });
-          if (f32_) return Err(i, absl::StrCat("an after-loop matmul", kF32Only));
           if (!acc_of_matmul || uses[a] != 1 || !invariant_inputs_.count(b)) {
             return Err(i,
                        "an after-loop matmul must be acc_sum(matmul) · (a loop-invariant input "
@@ -266,7 +262,10 @@ absl::Status KernelGen::Analyze() {
         if (auto in = std::find_if(matmuls_.begin(), matmuls_.end(),
                                    [&](const MatMulPlan& m) { return m.op == a; });
             in != matmuls_.end() && invariant_inputs_.count(b)) {
-          if (f32_) return Err(i, absl::StrCat("a chained matmul (X·A)·B", kF32Only));
+          if (f32_) {
+            return Err(i, "a chained matmul (X·A)·B is not supported on f32 tiles (its X·A "
+                          "is a tensor-core A fragment)");
+          }
           // (X·A)·B inside the loop: X·A per K chunk on tensor cores, rounded to f16 as the
           // A operand of ·B (B: [16, N], one k16 step).
           if (uses[a] != 1 || in->n != kMmaK || k_.ops[b].tile[0] != kMmaK ||
@@ -327,7 +326,6 @@ absl::Status KernelGen::Analyze() {
           fused_.insert(x);
           x = sq.operands[0];
         }
-        if (f32_) return Err(i, absl::StrCat("a sum of squares", kF32Only));
         const bool is_a = std::any_of(matmuls_.begin(), matmuls_.end(),
                                       [&](const MatMulPlan& m) { return m.a == x; });
         if (!is_a) return Err(i, "the sum of squares must be over a matmul's A tile (fused)");
@@ -553,13 +551,15 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
                                            [&](const MatMulPlan& x) { return x.acc == pm.acc; });
       const ConcreteTensor& tb = p_.tensors[k_.ops[pm.b].tensor];
       absl::StrAppend(&body_, "      float ", v, " = 0.0f;  // ", OpLabel(i), "\n");
-      absl::StrAppend(&body_, "      {\n        const ", h_->type, "* bp = ", ParamName(k_.ops[pm.b].tensor),
+      absl::StrAppend(&body_, "      {\n        const ", f32_ ? "float" : h_->type, "* bp = ",
+                      ParamName(k_.ops[pm.b].tensor),
                       " + (", TileOrigin(pm.b, 0, false), ") * ", tb.shape[1], "LL + ",
                       TileOrigin(pm.b, 1, false), " + n;\n");
       absl::StrAppend(&body_, "#pragma unroll\n        for (int r = 0; r < ", pm.r, "; ++r) ", v,
                       " += ReduceAcc(reinterpret_cast<const float*>(smem + ", mm.red_offset,
                       "), ", m, " * ", mm.red_pitch, " + r, ", mtiles_ * kMmaM * mm.red_pitch,
-                      ") * ", h_->to_f32, "(bp[(long long)r * ", tb.shape[1], "LL]);\n      }\n");
+                      ") * ", f32_ ? "" : h_->to_f32, "(bp[(long long)r * ", tb.shape[1],
+                      "LL]);\n      }\n");
       emitted_[i] = v;
       return v;
     }
@@ -858,7 +858,15 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   if (kchunks % wk_ != 0) absl::StrAppend(&s, "      if (kc >= ", kchunks, ") break;\n");
   if (f32_) {
     // f32 tiles: each warp's m16n8 tiles by FMAs (FmaTilesF32), in the accumulator layout of
-    // the tensor-core path, so the epilogue below is the same.
+    // the tensor-core path, so the epilogue below is the same; sums of squares in
+    // LoadAFragment<true>'s lane share (SumSqRowsF32), by the warps with wn == 0.
+    for (const SumSqPlan& q : sumsqs_) {
+      const LoopInput& ain = inputs_[input_index_.at(q.a_input)];
+      absl::StrAppend(&s, "      ", wn_ > 1 ? "if (wn == 0) " : "", "SumSqRowsF32(ssl", q.acc,
+                      ", ssh", q.acc, ", reinterpret_cast<const float*>(base + ", ain.offset,
+                      "), ", ain.pitch, ", ", ain.rows, ", kc * 16, lane);  // ", OpLabel(q.acc),
+                      "\n");
+    }
     for (const MatMulPlan& m : matmuls_) {
       const LoopInput& ain = inputs_[input_index_.at(m.a)];
       const LoopInput& bin = inputs_[input_index_.at(m.b)];

@@ -9,12 +9,14 @@
 // programmatic_dependent_launch, WGMMA (0 or 1) attention_wgmma, WARPS_ALONG_N (0 or 1)
 // gemm_warps_along_n, DEFER_CHAINED (0 or 1) gemm_defer_chained, CHAINED_B_SMEM (0 or 1)
 // gemm_chained_b_smem. Environment PRISM_EMIT_BALANCE=SMS,SMEM_PER_SM,RESERVED sets
-// balance_residency as the tuner does for a target (the H200: 132,233472,1024). Exit 1 with
-// the status on error (Unimplemented included).
+// balance_residency as the tuner does for a target (the H200: 132,233472,1024);
+// PRISM_EMIT_DTYPE=bf16 or f32 makes the fixture's f16 tensors that type (WithDType). Exit 1
+// with the status on error (Unimplemented included).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -48,6 +50,14 @@ int main(int argc, char** argv) {
   if (absl::IsNotFound(f.status())) {
     const std::string workload = name.substr(0, name.find("_split"));
     f = codegen_test::MakeSplitFixture(name, fixtures::WorkloadSizes(workload, batch));
+  }
+  if (const char* d = std::getenv("PRISM_EMIT_DTYPE"); d != nullptr && f.ok()) {
+    const std::optional<DType> dtype = ParseDType(d);
+    if (!dtype.has_value()) {
+      std::fprintf(stderr, "codegen_emit: PRISM_EMIT_DTYPE must be f16, bf16 or f32\n");
+      return 2;
+    }
+    f = codegen_test::WithDType(*std::move(f), *dtype);
   }
   if (!f.ok()) {
     std::fprintf(stderr, "%s\n", f.status().ToString().c_str());

@@ -2111,7 +2111,8 @@ TEST(CodegenTest, BF16Refusals) {
 
 // Matmuls of f32 tensors: f32 tiles (LoadTileAsyncF32, 4-byte elements in the stage layout),
 // FMAs on the CUDA cores in the tensor cores' accumulator layout (FmaTilesF32), the same
-// epilogue; what that path does not cover is refused by exact message.
+// epilogue, Σx² in the fragment loads' lane share (SumSqRowsF32); the chained (X·A)·B, whose
+// X·A is a packed tensor-core fragment, is refused by exact message.
 TEST(CodegenTest, F32Matmuls) {
   struct Case {
     const char* fixture;
@@ -2133,16 +2134,18 @@ TEST(CodegenTest, F32Matmuls) {
       {"gated_mlp_splitk", {{"B", 1}, {"K", 1024}, {"N", 512}},
        {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}},
        {"FmaTilesF32(acc", "float* __restrict__ t_P0"}},
+      // Σx² in LoadAFragment<true>'s lane share; 4 warps along K, 1 along N.
       {"rmsnorm_linear", {{"M", 2}, {"K", 1024}, {"N", 512}},
-       {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, {},
-       "codegen: kernel k0, op R (acc_sumsq_last): a sum of squares is not supported on f32 "
-       "tiles (f32 matmuls: plain loop matmuls and their epilogues)"},
-      {"lora", lora, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}, {},
-       "codegen: kernel k0, op XAB (matmul): an after-loop matmul is not supported on f32 tiles "
-       "(f32 matmuls: plain loop matmuls and their epilogues)"},
+       {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}},
+       {"SumSqRowsF32(ssl3, ssh3, reinterpret_cast<const float*>(base + 0), 136, 2, kc * 16, "
+        "lane);  // R (acc_sumsq_last)",
+        "const float v5 = 1.0f / sqrtf(v3 / 1024.0f + 9.99999997e-07f);"}},
+      // The after-loop ·B reads f32 B from global memory.
+      {"lora", lora, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}},
+       {"const float* bp = t_B + ", ") * (bp[(long long)r * 512LL]);"}},
       {"lora_splitk", lora, {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, {},
        "codegen: kernel k0, op XAB (matmul): a chained matmul (X·A)·B is not supported on f32 "
-       "tiles (f32 matmuls: plain loop matmuls and their epilogues)"},
+       "tiles (its X·A is a tensor-core A fragment)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.fixture);

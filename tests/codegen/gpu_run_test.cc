@@ -479,14 +479,20 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                         {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
                                         0, false, false, false, true}),
                            // f32 matmuls (FMAs on the CUDA cores): an epilogue with silu, the
-                           // split-K partials and their combine, a batched matmul, a linear
-                           // layer over a batch of rows.
+                           // split-K partials and their combine, Σx² (rms), an after-loop ·B, a
+                           // batched matmul, a linear layer over a batch of rows.
                            F32(GpuCase{"gated_mlp",
                                        {{"B", 8}, {"K", 1024}, {"N", 512}},
                                        {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}}}),
                            F32(GpuCase{"gated_mlp_splitk",
                                        {{"B", 1}, {"K", 1024}, {"N", 512}},
                                        {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}}),
+                           F32(GpuCase{"rmsnorm_linear",
+                                       {{"M", 2}, {"K", 1024}, {"N", 512}},
+                                       {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
+                           F32(GpuCase{"lora",
+                                       {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                       {{"g", 8}, {"F", 8}, {"T", 128}, {"S", 3}}}),
                            F32(GpuCase{"bmm", {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}},
                                        {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}}),
                            F32(GpuCase{"linear3d", {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}},

@@ -191,11 +191,16 @@ TEST(OptimizeTest, BF16ProgramsByTheCostModelWithoutAGpu) {
     CheckPipeline(c);
   }
 }
-// An f32 program with matmuls (gated_mlp: silu(X·A) ⊙ X·B): FMAs on the CUDA cores.
+// f32 programs with matmuls (gated_mlp: silu(X·A) ⊙ X·B; rmsnorm_linear): FMAs on the CUDA
+// cores.
 TEST(OptimizeTest, F32MatmulsByTheCostModelWithoutAGpu) {
-  PipelineCase c = {"gated_mlp", {{"B", 2}, {"K", 128}, {"N", 64}}, 1, "FmaTilesF32(acc"};
-  c.dtype = DType::kF32;
-  CheckPipeline(c);
+  for (PipelineCase c : {PipelineCase{"gated_mlp", {{"B", 2}, {"K", 128}, {"N", 64}}, 1,
+                                      "FmaTilesF32(acc"},
+                         kRmsNormLinear}) {
+    c.dtype = DType::kF32;
+    c.kernel_text = "FmaTilesF32(acc";
+    CheckPipeline(c);
+  }
 }
 
 // The candidate sample covers the family's domain, not only the neighbours of the preferred
