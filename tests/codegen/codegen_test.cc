@@ -1996,7 +1996,7 @@ CodegenOptions Options(std::function<void(CodegenOptions&)> set) {
   return o;
 }
 
-// Every template on bf16 inputs (split_fixtures.h AsBF16): the kernels' code names only the
+// Every template on bf16 inputs (split_fixtures.h WithDType): the kernels' code names only the
 // bf16 spellings (device_common.cuh: bf16_t, BF16ToF32, F32ToBF16, PackBF16x2, the bf16 mma
 // and wgmma), none of the f16 ones; the GPU test (gpu_run_test.cc) runs them.
 TEST(CodegenTest, BF16InputsUseTheBF16Spellings) {

@@ -3,6 +3,7 @@
 // without CUDA.
 #include "prism/codegen/nvrtc.h"
 
+#include <initializer_list>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -412,6 +413,28 @@ TEST(NvrtcAuditTest, LaunchOptionsCompile) {
 namespace prism::codegen {
 namespace {
 
+// Compiles `code` with NVRTC for each of `sms`: one compiled kernel per launch, each within the
+// register file at its block size, without spills or a stack frame (printed with `label`).
+void ExpectCompilesWithoutSpills(const std::string& label, const GeneratedCode& code,
+                                 std::initializer_list<int> sms) {
+  for (int sm : sms) {
+    ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+    ASSERT_EQ(r.kernels.size(), code.launches.size()) << r.log;
+    for (const CompiledKernelInfo& k : r.kernels) {
+      std::cout << label << " sm_" << sm << " " << k.function << ": " << k.registers
+                << " registers, " << k.static_smem_bytes << " B static shared memory\n";
+      EXPECT_GT(k.registers, 0);
+      for (const LaunchConfig& l : code.launches) {
+        if (l.function == k.function) {
+          EXPECT_LE(k.registers * l.threads, 65536);
+        }
+      }
+      EXPECT_EQ(k.spill_store_bytes, 0) << r.log;
+      EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
+    }
+  }
+}
+
 // Row reductions (split_fixtures.h: row_softmax, row_stats) compile for sm_80 and sm_90 without
 // spills, in each form: one row per block in registers with 16-byte loads, several rows in
 // registers, and re-read per pass with the per-row stores; so do batched matmuls on their
@@ -443,109 +466,70 @@ TEST(NvrtcAuditTest, RowReductionsAndBatchedMatmulsCompile) {
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx, codegen_test::MakeSplitFixture(c.fixture, c.sizes));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
-    for (int sm : {80, 90}) {
-      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
-      ASSERT_EQ(r.kernels.size(), code.launches.size()) << r.log;
-      for (const CompiledKernelInfo& k : r.kernels) {
-        std::cout << label << " sm_" << sm << " " << k.function << ": " << k.registers
-                  << " registers, " << k.static_smem_bytes << " B static shared memory\n";
-        EXPECT_GT(k.registers, 0);
-        EXPECT_LE(k.registers * code.launches[0].threads, 65536);
-        EXPECT_EQ(k.spill_store_bytes, 0) << r.log;
-        EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
-      }
-    }
+    ExpectCompilesWithoutSpills(label, code, {80, 90});
   }
 }
 
-// Every template on bf16 inputs (split_fixtures.h AsBF16; the same cases as codegen_test's
-// BF16InputsUseTheBF16Spellings): compiles for sm_80 and sm_90 (wgmma and clusters: sm_90
-// only), without spills.
-TEST(NvrtcAuditTest, BF16KernelsCompile) {
+// Every template on bf16 inputs and the GEMM template on f32 inputs (split_fixtures.h
+// WithDType; the cases of codegen_test's BF16InputsUseTheBF16Spellings and F32Matmuls and of
+// gpu_run_test): compile for sm_80 and sm_90 (wgmma and clusters: sm_90 only), without spills.
+TEST(NvrtcAuditTest, BF16AndF32KernelsCompile) {
   if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
   struct Case {
     const char* fixture;
     fixtures::Sizes sizes;
     Assignment assignment;
+    DType dtype = DType::kBF16;
     bool wgmma = false, cluster = false, defer = false;
   };
   const fixtures::Sizes att = {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}};
+  const fixtures::Sizes lora = {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}};
+  const fixtures::Sizes rms = {{"M", 2}, {"K", 1024}, {"N", 512}};
+  const fixtures::Sizes mlp8 = {{"B", 8}, {"K", 1024}, {"N", 512}};
+  const fixtures::Sizes mlp1 = {{"B", 1}, {"K", 1024}, {"N", 512}};
+  const Assignment split = {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}};
+  constexpr DType kF32 = DType::kF32, kBF16 = DType::kBF16;
   const Case cases[] = {
-      {"rmsnorm_linear", {{"M", 2}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
-      {"lora", {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}}, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}},
-      {"lora_splitk", {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
-       {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, false, false, true},
-      {"gated_mlp_splitk", {{"B", 1}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}},
+      {"rmsnorm_linear", rms, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+      {"lora", lora, {{"g", 8}, {"F", 4}, {"T", 128}, {"S", 2}}},
+      {"lora_splitk", lora, {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, kBF16, false,
+       false, true},
+      {"gated_mlp_splitk", mlp1, split},
       {"ntrans", {{"B", 8}, {"D", 4096}}, {{"g", 8}, {"T", 512}}},
       {"row_softmax", {{"B", 8}, {"D", 100}}, {{"g", 2}, {"T", 64}}},
       {"gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}}},
       {"qknorm_gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}},
-      {"qknorm_gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}, true},
-      {"gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, false, true},
+      {"qknorm_gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}, kBF16,
+       true},
+      {"gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, kBF16, false,
+       true},
+      {"gated_mlp", mlp8, {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}}, kF32},
+      {"gated_mlp_splitk", mlp1, split, kF32},
+      {"rmsnorm_linear", rms, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, kF32},
+      {"lora", lora, {{"g", 8}, {"F", 8}, {"T", 128}, {"S", 3}}, kF32},
+      {"bmm", {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}},
+       {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}, kF32},
+      {"linear3d", {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}},
+       {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 2}}, kF32},
   };
   for (const Case& c : cases) {
-    std::string label = std::string(c.fixture) + " bf16";
+    std::string label = absl::StrCat(c.fixture, " ", DTypeName(c.dtype));
     for (const auto& [k, v] : c.assignment) label += " " + k + "=" + std::to_string(v);
     if (c.wgmma) label += " [attention_wgmma]";
     if (c.cluster) label += " [cluster_combine]";
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
-                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, DType::kBF16));
+                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, c.dtype));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
     CodegenOptions options;
     options.attention_wgmma = c.wgmma;
     options.cluster_combine = c.cluster;
     options.gemm_defer_chained = options.gemm_chained_b_smem = c.defer;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-    for (int sm : {80, 90}) {
-      if ((c.wgmma || c.cluster) && sm < 90) continue;
-      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
-      ASSERT_EQ(r.kernels.size(), code.launches.size()) << r.log;
-      for (const CompiledKernelInfo& k : r.kernels) {
-        std::cout << label << " sm_" << sm << " " << k.function << ": " << k.registers
-                  << " registers\n";
-        EXPECT_GT(k.registers, 0);
-        EXPECT_EQ(k.spill_store_bytes, 0) << r.log;
-        EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
-      }
-    }
-  }
-}
-
-// Matmuls of f32 tensors (FmaTilesF32 on the CUDA cores; the same cases as gpu_run_test's
-// f32 ones): compile for sm_80 and sm_90 without spills.
-TEST(NvrtcAuditTest, F32MatmulKernelsCompile) {
-  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
-  struct Case {
-    const char* fixture;
-    fixtures::Sizes sizes;
-    Assignment assignment;
-  };
-  const Case cases[] = {
-      {"gated_mlp", {{"B", 8}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}}},
-      {"gated_mlp_splitk", {{"B", 1}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}}},
-      {"rmsnorm_linear", {{"M", 2}, {"K", 1024}, {"N", 512}}, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
-      {"lora", {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}}, {{"g", 8}, {"F", 8}, {"T", 128}, {"S", 3}}},
-      {"bmm", {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}}, {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}},
-      {"linear3d", {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}}, {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 2}}},
-  };
-  for (const Case& c : cases) {
-    const std::string label = std::string(c.fixture) + " f32";
-    SCOPED_TRACE(label);
-    ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
-                         codegen_test::MakeAnyFixture(c.fixture, c.sizes, DType::kF32));
-    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, c.assignment));
-    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
-    for (int sm : {80, 90}) {
-      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
-      ASSERT_EQ(r.kernels.size(), code.launches.size()) << r.log;
-      for (const CompiledKernelInfo& k : r.kernels) {
-        std::cout << label << " sm_" << sm << " " << k.function << ": " << k.registers
-                  << " registers\n";
-        EXPECT_GT(k.registers, 0);
-        EXPECT_EQ(k.spill_store_bytes, 0) << r.log;
-        EXPECT_EQ(k.stack_frame_bytes, 0) << r.log;
-      }
+    if (c.wgmma || c.cluster) {
+      ExpectCompilesWithoutSpills(label, code, {90});
+    } else {
+      ExpectCompilesWithoutSpills(label, code, {80, 90});
     }
   }
 }
