@@ -58,6 +58,11 @@ struct LoopInput {
 
 struct MatMulPlan {
   int op = -1, acc = -1, a = -1, b = -1;
+  // Elementwise ops between the A input tile `a` and the matmul (e.g. matmul(silu(X), W)), in
+  // order: applied to the A fragments after each load (the prologue), rounded back to the
+  // inputs' format. `a_key` names the fragments: `a` without a chain, else its last op.
+  std::vector<int> a_chain;
+  int a_key = -1;
   int64_t n = 0;           // the N tile
   int64_t red_offset = 0;  // bytes within the reduction buffer
   int64_t red_pitch = 0;   // f32 elements per row of the reduction buffer (RedPitch)
@@ -171,6 +176,7 @@ class KernelGen {
   // loop, so the sum is stored (or reduced across warps) as one accumulator.
   std::map<int, std::pair<int, int>> folds_;
   std::set<int> fused_;  // loop ops emitted as part of an accumulator (square)
+  std::set<int> prologue_;  // loop ops applied to A fragments (MatMulPlan::a_chain)
   std::vector<int> outputs_;
   int64_t mt_ = 0, kt_ = 0;  // matmul tile (all loop matmuls share M and K)
   int64_t nt_ = 0;            // the after-loop tile's N (the stored tiles')
@@ -278,15 +284,34 @@ absl::Status KernelGen::Analyze() {
           matmuls_.erase(in);
           MatMulPlan m;
           m.op = i;
-          m.a = a;
+          m.a = m.a_key = a;
           m.b = b;
           m.n = k_.ops[b].tile[1];
           m.chained = true;
           matmuls_.push_back(m);
           break;
         }
-        if (!input_index_.count(a) || !input_index_.count(b)) {
-          return Err(i, "matmul operands must be loop input tiles");
+        // The A operand may be a chain of unary ops over a loop input tile, used by this
+        // matmul alone.
+        std::vector<int> chain;
+        int a_in = a;
+        while (k_.ops[a_in].kind == BlockOpKind::kUnary && k_.ops[a_in].phase == Phase::kLoop &&
+               uses[a_in] == 1) {
+          chain.insert(chain.begin(), a_in);
+          a_in = k_.ops[a_in].operands[0];
+        }
+        if (!chain.empty() && input_index_.count(a_in)) {
+          if (f32_) {
+            return Err(chain.front(), "elementwise ops on the A tile of an f32 matmul are not "
+                                      "supported");
+          }
+          for (int c : chain) prologue_.insert(c);
+        } else {
+          chain.clear();
+          a_in = a;
+        }
+        if (!input_index_.count(a_in) || !input_index_.count(b)) {
+          return Err(i, "matmul operands must be loop input tiles (or, for A, unary ops of one)");
         }
         const Shape& ta = k_.ops[a].tile;
         const Shape& tb = k_.ops[b].tile;
@@ -299,7 +324,9 @@ absl::Status KernelGen::Analyze() {
         kt_ = ta[1];
         MatMulPlan m;
         m.op = i;
-        m.a = a;
+        m.a = a_in;
+        m.a_chain = chain;
+        m.a_key = chain.empty() ? a_in : chain.back();
         m.b = b;
         m.n = tb[1];
         matmuls_.push_back(m);
@@ -337,10 +364,8 @@ absl::Status KernelGen::Analyze() {
       }
       case BlockOpKind::kUnary:
         if (op.phase == Phase::kLoop) {
-          // Only the fused square of acc_sum_last (checked when the accumulator
-          // is reached).
-          if (op.fn != OpKind::kSquare)
-            return Err(i, "elementwise ops inside the forloop are not supported");
+          // The fused square of acc_sum_last, or part of a matmul's A prologue (both checked
+          // when the consumer is reached, and at the end).
           break;
         }
         [[fallthrough]];
@@ -405,12 +430,6 @@ absl::Status KernelGen::Analyze() {
                      "after-loop or a chained matmul");
         }
       }
-    }
-  }
-  for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
-    const ConcreteBlockOp& op = k_.ops[i];
-    if (op.kind == BlockOpKind::kUnary && op.phase == Phase::kLoop && !fused_.count(i)) {
-      return Err(i, "elementwise ops inside the forloop are not supported");
     }
   }
   if (matmuls_.empty()) {
@@ -507,6 +526,14 @@ absl::Status KernelGen::Analyze() {
     while (warps_ / wn_ > kc && n_splits(wn_ * 2) && warps_ % (wn_ * 2) == 0) wn_ *= 2;
   }
   wk_ = warps_ / wn_;
+  for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
+    const ConcreteBlockOp& op = k_.ops[i];
+    if (op.kind == BlockOpKind::kUnary && op.phase == Phase::kLoop && !fused_.count(i) &&
+        !prologue_.count(i)) {
+      return Err(i, "elementwise ops inside the forloop are supported only on a matmul's A tile "
+                    "(used by that matmul alone) or as the square under acc_sum_last");
+    }
+  }
   // Stage layout.
   int64_t off = 0;
   for (LoopInput& in : inputs_) {
@@ -578,44 +605,9 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
     case BlockOpKind::kDivCount:
       e = absl::StrCat(arg(0), " / ", FloatLit(static_cast<double>(op.count)));
       break;
-    case BlockOpKind::kUnary: {
-      const std::string x = arg(0);
-      switch (op.fn) {
-        case OpKind::kExp:
-          e = absl::StrCat("expf(", x, ")");
-          break;
-        case OpKind::kSilu:
-          e = absl::StrCat("prism_dev::Silu(", x, ")");
-          break;
-        case OpKind::kGelu:
-          e = absl::StrCat("prism_dev::Gelu(", x, ")");
-          break;
-        case OpKind::kRelu:
-          e = absl::StrCat("fmaxf(", x, ", 0.0f)");
-          break;
-        case OpKind::kSqrt:
-          e = absl::StrCat("sqrtf(", x, ")");
-          break;
-        case OpKind::kRsqrt:
-          e = absl::StrCat("1.0f / sqrtf(", x, ")");
-          break;
-        case OpKind::kSquare:
-          e = absl::StrCat(x, " * ", x);
-          break;
-        case OpKind::kNeg:
-          e = absl::StrCat("-", x);
-          break;
-        case OpKind::kRecip:
-          e = absl::StrCat("1.0f / ", x);
-          break;
-        case OpKind::kScale:
-          e = absl::StrCat(FloatLit(op.scalar), " * ", x);
-          break;
-        default:
-          PRISM_UNREACHABLE("unary fn ", GetOpInfo(op.fn).name);
-      }
+    case BlockOpKind::kUnary:
+      e = internal::UnaryExpr(op, arg(0));
       break;
-    }
     case BlockOpKind::kBinary: {
       const std::string a = arg(0), b = arg(1);
       const char* sym = op.fn == OpKind::kAdd   ? " + "
@@ -882,27 +874,33 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                       OpLabel(m.op), "\n");
     }
   } else {
-    // A fragments, one set per distinct A input.
-    std::vector<int> a_inputs;
+    // A fragments, one set per distinct A operand (an input tile, or an elementwise chain of
+    // one: loaded, then the chain applied in f32 and rounded back).
+    std::vector<const MatMulPlan*> a_plans;
     for (const std::vector<MatMulPlan>* list : {&matmuls_, &inner_}) {
       for (const MatMulPlan& m : *list) {
         if (m.chained) continue;
-        if (std::find(a_inputs.begin(), a_inputs.end(), m.a) == a_inputs.end()) {
-          a_inputs.push_back(m.a);
+        if (std::none_of(a_plans.begin(), a_plans.end(),
+                         [&](const MatMulPlan* x) { return x->a_key == m.a_key; })) {
+          a_plans.push_back(&m);
         }
       }
     }
-    for (int a : a_inputs) {
+    std::set<int> summed;  // A inputs whose sum of squares the first load of the tile adds
+    for (const MatMulPlan* ap : a_plans) {
+      const int a = ap->a;
       const LoopInput& in = inputs_[input_index_.at(a)];
       const SumSqPlan* sq = nullptr;
-      for (const SumSqPlan& q : sumsqs_) {
-        if (q.a_input == a) sq = &q;  // (a second sum over the same tile reuses the first's sums)
+      if (summed.insert(a).second) {
+        for (const SumSqPlan& q : sumsqs_) {
+          if (q.a_input == a) sq = &q;  // (a second sum over the same tile reuses the first's)
+        }
       }
-      absl::StrAppend(&s, "      u32_t a", a, "[", mtiles_, "][4];\n");
+      absl::StrAppend(&s, "      u32_t a", ap->a_key, "[", mtiles_, "][4];\n");
       absl::StrAppend(&s, "#pragma unroll\n      for (int mt = 0; mt < ", mtiles_, "; ++mt) {\n");
       const std::string call_args =
-          absl::StrCat("(a", a, "[mt], reinterpret_cast<const ", h_->type, "*>(base + ", in.offset, "), ",
-                       in.pitch, ", ", in.rows, ", mt * 16, kc * 16, lane, ");
+          absl::StrCat("(a", ap->a_key, "[mt], reinterpret_cast<const ", h_->type, "*>(base + ",
+                       in.offset, "), ", in.pitch, ", ", in.rows, ", mt * 16, kc * 16, lane, ");
       if (sq == nullptr) {
         absl::StrAppend(&s, "        float d0 = 0.f, d1 = 0.f;\n        ", LoadA(false),
                         call_args, "d0, d1);\n");
@@ -914,6 +912,19 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
           absl::StrAppend(&s, "        if (wn == 0) ", LoadA(true), call_args, ss,
                           ");\n        else ", LoadA(false), call_args, ss, ");\n");
         }
+      }
+      if (!ap->a_chain.empty()) {
+        std::string x0 = "x0", x1 = "x1", labels;
+        for (int c : ap->a_chain) {
+          x0 = internal::UnaryExpr(k_.ops[c], x0);
+          x1 = internal::UnaryExpr(k_.ops[c], x1);
+          absl::StrAppend(&labels, labels.empty() ? "" : ", ", OpLabel(c));
+        }
+        absl::StrAppend(&s, "#pragma unroll\n        for (int j = 0; j < 4; ++j) {  // ", labels,
+                        " on the A fragment\n          const float x0 = ", h_->to_f32, "(a",
+                        ap->a_key, "[mt][j] & 0xffffu), x1 = ", h_->to_f32, "(a", ap->a_key,
+                        "[mt][j] >> 16);\n          a", ap->a_key, "[mt][j] = ", h_->pack2, "(",
+                        x0, ", ", x1, ");\n        }\n");
       }
       absl::StrAppend(&s, "      }\n");
     }
@@ -935,14 +946,15 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
         if (options_.gemm_defer_chained) {
           // gemm_defer_chained: only X·A here, summed over the loop; ·B after it.
           absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                          "; ++mt) {\n          ", h_->mma, "(xa", m.op, "[mt][0], a", in.a,
-                          "[mt], b0);\n          ", h_->mma, "(xa", m.op, "[mt][1], a", in.a,
+                          "; ++mt) {\n          ", h_->mma, "(xa", m.op, "[mt][0], a", in.a_key,
+                          "[mt], b0);\n          ", h_->mma, "(xa", m.op, "[mt][1], a", in.a_key,
                           "[mt], b1);\n        }\n      }\n");
           continue;
         }
         absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
                         "; ++mt) {\n          float xa[2][4] = {};\n          ", h_->mma, "(xa[0], a",
-                        in.a, "[mt], b0);\n          ", h_->mma, "(xa[1], a", in.a, "[mt], b1);\n");
+                        in.a_key, "[mt], b0);\n          ", h_->mma, "(xa[1], a", in.a_key,
+                        "[mt], b1);\n");
         absl::StrAppend(&s, "          ", PackXaFragment("xa", h_->pack2), "\n");
         absl::StrAppend(&s, "#pragma unroll\n          for (int nt = 0; nt < ", ntw,
                         "; ++nt) ", h_->mma, "(acc", m.op, "[mt][nt], pa, bf", m.op,
@@ -958,7 +970,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                         "{\n        u32_t b[2];\n        LoadBFragment(b, ", bptr,
                         ", kc * 16, (wn * ", ntw, " + nt) * 8, lane);\n");
         absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                        "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
+                        "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a_key, "[mt], b);  // ",
                         OpLabel(m.op), "\n      }\n");
         continue;
       }
@@ -973,8 +985,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                         "        const u32_t b0[2] = {b4[0], b4[1]}, b1[2] = "
                         "{b4[2], b4[3]};\n");
         absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                        "; ++mt) {\n          ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a,
-                        "[mt], b0);\n", "          ", h_->mma, "(acc", m.op, "[mt][nt + 1], a", m.a,
+                        "; ++mt) {\n          ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a_key,
+                        "[mt], b0);\n", "          ", h_->mma, "(acc", m.op, "[mt][nt + 1], a", m.a_key,
                         "[mt], b1);  // ", OpLabel(m.op), "\n        }\n      }\n");
       }
       if (ntw % 2 == 0) continue;
@@ -982,7 +994,7 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       absl::StrAppend(&s, "        u32_t b[2];\n        LoadBFragment(b, ", bptr, ", kc * 16, (wn * ",
                       ntw, " + nt) * 8, lane);\n");
       absl::StrAppend(&s, "#pragma unroll\n        for (int mt = 0; mt < ", mtiles_,
-                      "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a, "[mt], b);  // ",
+                      "; ++mt) ", h_->mma, "(acc", m.op, "[mt][nt], a", m.a_key, "[mt], b);  // ",
                       OpLabel(m.op), "\n      }\n");
     }
   }

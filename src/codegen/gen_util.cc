@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "prism/base/check.h"
 #include "prism/base/status.h"
 #include "prism/ir/program.h"
 
@@ -68,6 +69,34 @@ std::string TileOrigin(const ConcreteBlockGraph& k, int i, int dim, bool with_lo
   }
   if (c.empty()) return "0LL";
   return absl::StrCat("(long long)", c, " * ", op.tile[dim], "LL");
+}
+
+std::string UnaryExpr(const ConcreteBlockOp& op, const std::string& x) {
+  switch (op.fn) {
+    case OpKind::kExp:
+      return absl::StrCat("expf(", x, ")");
+    case OpKind::kSilu:
+      return absl::StrCat("prism_dev::Silu(", x, ")");
+    case OpKind::kGelu:
+      return absl::StrCat("prism_dev::Gelu(", x, ")");
+    case OpKind::kRelu:
+      return absl::StrCat("fmaxf(", x, ", 0.0f)");
+    case OpKind::kSqrt:
+      return absl::StrCat("sqrtf(", x, ")");
+    case OpKind::kRsqrt:
+      return absl::StrCat("1.0f / sqrtf(", x, ")");
+    case OpKind::kSquare:
+      return absl::StrCat(x, " * ", x);
+    case OpKind::kNeg:
+      return absl::StrCat("-", x);
+    case OpKind::kRecip:
+      return absl::StrCat("1.0f / ", x);
+    case OpKind::kScale:
+      return absl::StrCat(FloatLit(op.scalar), " * ", x);
+    default:
+      break;
+  }
+  PRISM_UNREACHABLE("unary fn ", GetOpInfo(op.fn).name);
 }
 
 absl::StatusOr<std::string> DeviceElemType(const ConcreteTensor& t) {

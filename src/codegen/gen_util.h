@@ -45,6 +45,10 @@ std::string TileOrigin(const ConcreteBlockGraph& k, int i, int dim, bool with_lo
                        const std::array<const char*, 3>& axes = {"blockIdx.x", "blockIdx.y",
                                                                  "blockIdx.z"});
 
+// The f32 C expression of unary block op `op` (exp, silu, gelu, relu, sqrt, rsqrt, square, neg,
+// recip, scale) applied to the f32 expression `x`.
+std::string UnaryExpr(const ConcreteBlockOp& op, const std::string& x);
+
 // The device pointer type of a tensor's elements: "prism_dev::f16_t", "prism_dev::bf16_t" or
 // "float"; Unimplemented for other dtypes (the message names the tensor).
 absl::StatusOr<std::string> DeviceElemType(const ConcreteTensor& t);

@@ -75,34 +75,6 @@ constexpr int64_t kMaxMatMulR = 64;
 // registers (ElementLoops).
 constexpr int64_t kMaxLseRegs = 32;
 
-std::string UnaryExpr(const ConcreteBlockOp& op, const std::string& x) {
-  switch (op.fn) {
-    case OpKind::kExp:
-      return absl::StrCat("expf(", x, ")");
-    case OpKind::kSilu:
-      return absl::StrCat("prism_dev::Silu(", x, ")");
-    case OpKind::kGelu:
-      return absl::StrCat("prism_dev::Gelu(", x, ")");
-    case OpKind::kRelu:
-      return absl::StrCat("fmaxf(", x, ", 0.0f)");
-    case OpKind::kSqrt:
-      return absl::StrCat("sqrtf(", x, ")");
-    case OpKind::kRsqrt:
-      return absl::StrCat("1.0f / sqrtf(", x, ")");
-    case OpKind::kSquare:
-      return absl::StrCat(x, " * ", x);
-    case OpKind::kNeg:
-      return absl::StrCat("-", x);
-    case OpKind::kRecip:
-      return absl::StrCat("1.0f / ", x);
-    case OpKind::kScale:
-      return absl::StrCat(FloatLit(op.scalar), " * ", x);
-    default:
-      break;
-  }
-  PRISM_UNREACHABLE("unary fn ", GetOpInfo(op.fn).name);
-}
-
 class PointwiseGen {
  public:
   PointwiseGen(const BlockProgram& p, int kernel, const CodegenOptions& options)

@@ -220,10 +220,16 @@ bool Searcher::StateSeen() {
 bool Searcher::MatmulOfInputs(const std::vector<GenOp>& ops, int i) {
   const GenOp& op = ops[i];
   if (op.kind != BlockOpKind::kMatMul) return false;
-  auto operand = [&](int j) {
+  // An input, a matmul of inputs, or (the A operand) unary ops of an input: matmul(silu(X), W)
+  // accumulated over K applies silu to each X tile before the matmul (codegen's A prologue).
+  const auto unary_of_input = [&](int j) {
+    while (ops[j].kind == BlockOpKind::kUnary) j = ops[j].a;
+    return ops[j].kind == BlockOpKind::kInput;
+  };
+  const auto operand = [&](int j) {
     return ops[j].kind == BlockOpKind::kInput || MatmulOfInputs(ops, j);
   };
-  return operand(op.a) && operand(op.b);
+  return (operand(op.a) || unary_of_input(op.a)) && operand(op.b);
 }
 
 absl::Status Searcher::CompleteStructure(std::vector<GenOp>& ops, std::vector<Value>& values) {
@@ -284,7 +290,8 @@ absl::Status Searcher::Extend(std::vector<GenOp>& ops, std::vector<Value>& value
       // A root value still in the loop phase may also be summed over the forloop: for a
       // program that is one matmul, acc_sum(matmul(X, W)) is the family with a loop over K
       // (without this the search stopped at the matmul of whole tiles, which needs all of K
-      // in shared memory at once). Only for a matmul of inputs (MatmulOfInputs). For other
+      // in shared memory at once). Only for a matmul of inputs (MatmulOfInputs; its A may be
+      // unary ops of an input, applied to each tile in the loop). For other
       // roots it costs more than it finds: gated_mlp's silu(X·A) ⊙ (X·B), reached as a matmul
       // of a product, fails its proof only after a full saturation (proving 2.8 → 9.3 s), and
       // lora's acc_sum(X·W + (X·A)·B) families, proved but with an add inside the loop,

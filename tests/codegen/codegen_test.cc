@@ -733,7 +733,9 @@ TEST(CodegenTest, RowFixturesMatchTheirPrograms) {
       {"bmm_y_batch", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 4}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"linear3d", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 2}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"linear3d_m", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 2}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
-      {"gqa_scaled", {{"G", 2}, {"Lq", 16}, {"D", 32}, {"L", 128}}, {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 2}, {"T", 64}, {"S", 1}}}};
+      {"gqa_scaled", {{"G", 2}, {"Lq", 16}, {"D", 32}, {"L", 128}}, {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 2}, {"T", 64}, {"S", 1}}},
+      {"prologue_silu", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"prologue_exp_rms", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
   for (const auto& [name, sizes, assignment] : cases) {
     SCOPED_TRACE(name);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(name, sizes));
@@ -2177,6 +2179,53 @@ TEST(CodegenTest, F32Matmuls) {
   EXPECT_THAT(GenerateCuda(pm), StatusIs(absl::StatusCode::kUnimplemented,
                                          "codegen: kernel k0, op Bt (input): B is f32 but A is "
                                          "f16; one kernel reads one format"));
+}
+
+// Unary ops on a matmul's A operand inside the loop (split_fixtures.h prologue_*): applied to
+// the A fragments after each load, in f32, rounded back to the inputs' format; Σx² of the same
+// tile from the raw values. Chains elsewhere in the loop are refused by exact message.
+TEST(CodegenTest, PrologueOnTheAFragments) {
+  const fixtures::Sizes sizes = {{"M", 8}, {"K", 1024}, {"N", 512}};
+  const Assignment a = {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}};
+  struct Case {
+    const char* fixture;
+    DType dtype;
+    std::vector<const char*> expected;
+  };
+  const Case cases[] = {
+      {"prologue_silu", DType::kF16,
+       {"LoadAFragment<false>(a2[mt], ",
+        "for (int j = 0; j < 4; ++j) {  // U (silu) on the A fragment\n"
+        "          const float x0 = F16ToF32(a2[mt][j] & 0xffffu), x1 = F16ToF32(a2[mt][j] >> 16);\n"
+        "          a2[mt][j] = PackF16x2(prism_dev::Silu(x0), prism_dev::Silu(x1));",
+        "MmaM16N8K16(acc3[mt][nt], a2[mt], b0);"}},
+      {"prologue_silu", DType::kBF16,
+       {"a2[mt][j] = PackBF16x2(prism_dev::Silu(x0), prism_dev::Silu(x1));",
+        "const float x0 = BF16ToF32(a2[mt][j] & 0xffffu)"}},
+      // The chain's last op names the fragments; Σx² by the same load, of the raw values.
+      {"prologue_exp_rms", DType::kF16,
+       {"LoadAFragment<true>(a3[mt], ",
+        "// H (scale), E (exp) on the A fragment",
+        "a3[mt][j] = PackF16x2(expf(0.5f * x0), expf(0.5f * x1));",
+        "MmaM16N8K16(acc4[mt][nt], a3[mt], b0);"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.fixture) + " " + std::string(DTypeName(c.dtype)));
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         codegen_test::MakeAnyFixture(c.fixture, sizes, c.dtype));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, a));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    for (const char* line : c.expected) {
+      EXPECT_TRUE(absl::StrContains(code.source, line)) << line;
+    }
+  }
+  // The f32 path has no prologue.
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f32,
+                       codegen_test::MakeAnyFixture("prologue_silu", sizes, DType::kF32));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p32, Instantiate(f32.graph, a));
+  EXPECT_THAT(GenerateCuda(p32), StatusIs(absl::StatusCode::kUnimplemented,
+                                          "codegen: kernel k0, op U (silu): elementwise ops on "
+                                          "the A tile of an f32 matmul are not supported"));
 }
 
 }  // namespace

@@ -470,10 +470,11 @@ TEST(NvrtcAuditTest, RowReductionsAndBatchedMatmulsCompile) {
   }
 }
 
-// Every template on bf16 inputs and the GEMM template on f32 inputs (split_fixtures.h
-// WithDType; the cases of codegen_test's BF16InputsUseTheBF16Spellings and F32Matmuls and of
-// gpu_run_test): compile for sm_80 and sm_90 (wgmma and clusters: sm_90 only), without spills.
-TEST(NvrtcAuditTest, BF16AndF32KernelsCompile) {
+// Every template on bf16 inputs, the GEMM template on f32 inputs (split_fixtures.h
+// WithDType) and with unary ops on its A fragments (the cases of codegen_test's
+// BF16InputsUseTheBF16Spellings, F32Matmuls and PrologueOnTheAFragments and of gpu_run_test):
+// compile for sm_80 and sm_90 (wgmma and clusters: sm_90 only), without spills.
+TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
   if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
   struct Case {
     const char* fixture;
@@ -488,6 +489,7 @@ TEST(NvrtcAuditTest, BF16AndF32KernelsCompile) {
   const fixtures::Sizes mlp8 = {{"B", 8}, {"K", 1024}, {"N", 512}};
   const fixtures::Sizes mlp1 = {{"B", 1}, {"K", 1024}, {"N", 512}};
   const Assignment split = {{"g", 16}, {"s", 8}, {"F", 1}, {"T", 64}, {"S", 1}};
+  const fixtures::Sizes prologue = {{"M", 8}, {"K", 1024}, {"N", 512}};
   constexpr DType kF32 = DType::kF32, kBF16 = DType::kBF16;
   const Case cases[] = {
       {"rmsnorm_linear", rms, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
@@ -511,6 +513,10 @@ TEST(NvrtcAuditTest, BF16AndF32KernelsCompile) {
        {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}, kF32},
       {"linear3d", {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}},
        {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 2}}, kF32},
+      // Unary ops on the A fragments (codegen_test's PrologueOnTheAFragments).
+      {"prologue_silu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
+      {"prologue_silu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+      {"prologue_exp_rms", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
   };
   for (const Case& c : cases) {
     std::string label = absl::StrCat(c.fixture, " ", DTypeName(c.dtype));

@@ -258,6 +258,58 @@ inline absl::StatusOr<fixtures::Fixture> MakeBatchedMatmulFixture(absl::string_v
   return fixtures::Fixture{std::move(g), std::move(program)};
 }
 
+// A matmul with unary ops on its A operand, as the search emits it (sizes M, K, N): Y [M, N] =
+// f(X [M, K]) · W [K, N], grid g over N, forloop over K, f applied to each X tile in the loop:
+//   prologue_silu     silu(X)·W
+//   prologue_exp_rms  a chain of two, exp(scale(X, 0.5))·W, and Σx² of the raw X tile beside
+//                     it: Y = (exp(X/2)·W) ⊙ 1/sqrt(Σ_k X²/K) (inv_rms with eps 0): a sum of
+//                     squares and a prologue on one tile
+inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view name,
+                                                             const fixtures::Sizes& sizes) {
+  const bool rms = name == "prologue_exp_rms";
+  if (!rms && name != "prologue_silu") {
+    return absl::NotFoundError(absl::StrCat("no prologue fixture ", name));
+  }
+  const int64_t m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
+  constexpr int64_t R = kReplicate;
+  SGraph g{std::string(name)};
+  PRISM_ASSIGN_OR_RETURN(const Expr gn, SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
+  PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
+                                                  Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  const int x = g.AddInput("X", DType::kF16, {m, k});
+  const int w = g.AddInput("W", DType::kF16, {k, n});
+  const int y = g.AddOutput("Y", DType::kF16, {m, n});
+  BlockGraphBuilder kb(g, {gn, g.One(), g.One()}, t, f, st);
+  const int xt = kb.Input("Xt", x, {R, R, R}, 1);
+  const int wt = kb.Input("Wt", w, {1, R, R}, 0);
+  const int u = rms ? kb.Unary("E", OpKind::kExp, kb.Scale("H", xt, 0.5))
+                    : kb.Unary("U", OpKind::kSilu, xt);
+  int out = kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", u, wt));
+  if (rms) {
+    const int ss = kb.Accumulate("Q", BlockOpKind::kAccSumSqLast, xt);
+    out = kb.Binary("Yt", OpKind::kMul, out, kb.InvRms("r", ss, g.Const(k), /*eps=*/0.0));
+  }
+  kb.Output(out, y, {1, R, R});
+  std::move(kb).Finish("k0");
+  ProgramBuilder p;
+  const TensorId px = p.Input("X", DType::kF16, {m, k});
+  const TensorId pw = p.Input("W", DType::kF16, {k, n});
+  TensorId py;
+  if (rms) {
+    const TensorId e = p.Exp(p.Scale(px, 0.5));
+    const TensorId inv = p.Rsqrt(p.Scale(p.Sum(p.Square(px), 1), 1.0 / static_cast<double>(k)));
+    py = p.Mul(p.MatMul(e, pw), inv);
+  } else {
+    py = p.MatMul(p.Silu(px), pw);
+  }
+  p.SetName(py, "Y");
+  p.Output(py);
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
 // gqa_scaled (file comment) at `sizes` (G, Lq, D, L).
 inline absl::StatusOr<fixtures::Fixture> MakeScaledAttentionFixture(const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
@@ -328,6 +380,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
     return MakeBatchedMatmulFixture(name, sizes);
   }
   if (name == "gqa_scaled") return MakeScaledAttentionFixture(sizes);
+  if (name == "prologue_silu" || name == "prologue_exp_rms") return MakePrologueFixture(name, sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));

@@ -825,7 +825,8 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        "no family can be generated as CUDA yet: 11 families tried; codegen: "
                        "kernel k0, op v2 (matmul): matmul operands must be loop input tiles "
-                       "(families #1, #3, #5, #7); codegen: kernel k0, op v1 (input): tile rows "
+                       "(or, for A, unary ops of one) (families #1, #3, #5, #7); codegen: "
+                       "kernel k0, op v1 (input): tile rows "
                        "must be whole 16-byte chunks (columns a multiple of 8) (families #2, #4, "
                        "#6, #8); codegen: kernel k0, op v0 (input): tile rows must be whole "
                        "16-byte chunks (columns a multiple of 8) (families #9-#11)"));
