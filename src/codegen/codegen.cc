@@ -4,6 +4,7 @@
 #include "prism/codegen/codegen.h"
 
 #include <algorithm>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -58,10 +59,12 @@ struct LoopInput {
 
 struct MatMulPlan {
   int op = -1, acc = -1, a = -1, b = -1;
-  // Elementwise ops between the A input tile `a` and the matmul (e.g. matmul(silu(X), W)), in
-  // order: applied to the A fragments after each load (the prologue), rounded back to the
-  // inputs' format. `a_key` names the fragments: `a` without a chain, else its last op.
-  std::vector<int> a_chain;
+  // Elementwise ops between loop input tiles and the matmul's A operand (matmul(silu(X), W),
+  // matmul(silu(G) ⊙ U, W)), in op order: applied to the A fragments after each load (the
+  // prologue), rounded back to the inputs' format. `a_leaves` are the input tiles they read
+  // (all of A's shape; `a` is the first), `a_key` names the fragments: `a` without ops, else
+  // the operand (the last op).
+  std::vector<int> a_ops, a_leaves;
   int a_key = -1;
   int64_t n = 0;           // the N tile
   int64_t red_offset = 0;  // bytes within the reduction buffer
@@ -176,7 +179,7 @@ class KernelGen {
   // loop, so the sum is stored (or reduced across warps) as one accumulator.
   std::map<int, std::pair<int, int>> folds_;
   std::set<int> fused_;  // loop ops emitted as part of an accumulator (square)
-  std::set<int> prologue_;  // loop ops applied to A fragments (MatMulPlan::a_chain)
+  std::set<int> prologue_;  // loop ops applied to A fragments (MatMulPlan::a_ops)
   std::vector<int> outputs_;
   int64_t mt_ = 0, kt_ = 0;  // matmul tile (all loop matmuls share M and K)
   int64_t nt_ = 0;            // the after-loop tile's N (the stored tiles')
@@ -291,27 +294,43 @@ absl::Status KernelGen::Analyze() {
           matmuls_.push_back(m);
           break;
         }
-        // The A operand may be a chain of unary ops over a loop input tile, used by this
-        // matmul alone.
-        std::vector<int> chain;
-        int a_in = a;
-        while (k_.ops[a_in].kind == BlockOpKind::kUnary && k_.ops[a_in].phase == Phase::kLoop &&
-               uses[a_in] == 1) {
-          chain.insert(chain.begin(), a_in);
-          a_in = k_.ops[a_in].operands[0];
-        }
-        if (!chain.empty() && input_index_.count(a_in)) {
-          if (f32_) {
-            return Err(chain.front(), "elementwise ops on the A tile of an f32 matmul are not "
-                                      "supported");
+        // The A operand may be elementwise ops (unary, or binary of two such) of loop input
+        // tiles of its own shape, each op used by this matmul alone.
+        std::vector<int> ops, leaves;
+        const std::function<bool(int)> collect = [&](int x) {
+          const ConcreteBlockOp& o = k_.ops[x];
+          if (input_index_.count(x)) {
+            if (o.tile != k_.ops[a].tile) return false;
+            if (std::find(leaves.begin(), leaves.end(), x) == leaves.end()) leaves.push_back(x);
+            return true;
           }
-          for (int c : chain) prologue_.insert(c);
+          if ((o.kind != BlockOpKind::kUnary && o.kind != BlockOpKind::kBinary) ||
+              o.phase != Phase::kLoop || uses[x] != 1 || o.tile != k_.ops[a].tile) {
+            return false;
+          }
+          for (int y : o.operands) {
+            if (!collect(y)) return false;
+          }
+          ops.push_back(x);
+          return true;
+        };
+        int a_in = a;
+        if (!input_index_.count(a) && collect(a)) {
+          if (f32_) {
+            return Err(ops.front(), "elementwise ops on the A tile of an f32 matmul are not "
+                                    "supported");
+          }
+          std::sort(ops.begin(), ops.end());
+          std::sort(leaves.begin(), leaves.end());
+          for (int c : ops) prologue_.insert(c);
+          a_in = leaves.front();
         } else {
-          chain.clear();
-          a_in = a;
+          ops.clear();
+          leaves.clear();
         }
         if (!input_index_.count(a_in) || !input_index_.count(b)) {
-          return Err(i, "matmul operands must be loop input tiles (or, for A, unary ops of one)");
+          return Err(i, "matmul operands must be loop input tiles (or, for A, elementwise ops of "
+                        "such tiles)");
         }
         const Shape& ta = k_.ops[a].tile;
         const Shape& tb = k_.ops[b].tile;
@@ -325,8 +344,9 @@ absl::Status KernelGen::Analyze() {
         MatMulPlan m;
         m.op = i;
         m.a = a_in;
-        m.a_chain = chain;
-        m.a_key = chain.empty() ? a_in : chain.back();
+        m.a_ops = ops;
+        m.a_leaves = leaves;
+        m.a_key = ops.empty() ? a_in : a;
         m.b = b;
         m.n = tb[1];
         matmuls_.push_back(m);
@@ -354,7 +374,10 @@ absl::Status KernelGen::Analyze() {
           x = sq.operands[0];
         }
         const bool is_a = std::any_of(matmuls_.begin(), matmuls_.end(),
-                                      [&](const MatMulPlan& m) { return m.a == x; });
+                                      [&](const MatMulPlan& m) {
+                                        return m.a == x || std::count(m.a_leaves.begin(),
+                                                                      m.a_leaves.end(), x) > 0;
+                                      });
         if (!is_a) return Err(i, "the sum of squares must be over a matmul's A tile (fused)");
         SumSqPlan s;
         s.acc = i;
@@ -363,13 +386,13 @@ absl::Status KernelGen::Analyze() {
         break;
       }
       case BlockOpKind::kUnary:
+      case BlockOpKind::kBinary:
         if (op.phase == Phase::kLoop) {
           // The fused square of acc_sum_last, or part of a matmul's A prologue (both checked
           // when the consumer is reached, and at the end).
           break;
         }
         [[fallthrough]];
-      case BlockOpKind::kBinary:
       case BlockOpKind::kInvRms:
       case BlockOpKind::kDivCount:
         if (op.phase != Phase::kAfter) {
@@ -528,8 +551,8 @@ absl::Status KernelGen::Analyze() {
   wk_ = warps_ / wn_;
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
-    if (op.kind == BlockOpKind::kUnary && op.phase == Phase::kLoop && !fused_.count(i) &&
-        !prologue_.count(i)) {
+    if ((op.kind == BlockOpKind::kUnary || op.kind == BlockOpKind::kBinary) &&
+        op.phase == Phase::kLoop && !fused_.count(i) && !prologue_.count(i)) {
       return Err(i, "elementwise ops inside the forloop are supported only on a matmul's A tile "
                     "(used by that matmul alone) or as the square under acc_sum_last");
     }
@@ -874,8 +897,8 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                       OpLabel(m.op), "\n");
     }
   } else {
-    // A fragments, one set per distinct A operand (an input tile, or an elementwise chain of
-    // one: loaded, then the chain applied in f32 and rounded back).
+    // A fragments, one set per distinct A operand: an input tile, or elementwise ops of input
+    // tiles (each loaded, the ops applied in f32, the result rounded back).
     std::vector<const MatMulPlan*> a_plans;
     for (const std::vector<MatMulPlan>* list : {&matmuls_, &inner_}) {
       for (const MatMulPlan& m : *list) {
@@ -888,43 +911,70 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     }
     std::set<int> summed;  // A inputs whose sum of squares the first load of the tile adds
     for (const MatMulPlan* ap : a_plans) {
-      const int a = ap->a;
-      const LoopInput& in = inputs_[input_index_.at(a)];
-      const SumSqPlan* sq = nullptr;
-      if (summed.insert(a).second) {
-        for (const SumSqPlan& q : sumsqs_) {
-          if (q.a_input == a) sq = &q;  // (a second sum over the same tile reuses the first's)
-        }
-      }
       absl::StrAppend(&s, "      u32_t a", ap->a_key, "[", mtiles_, "][4];\n");
       absl::StrAppend(&s, "#pragma unroll\n      for (int mt = 0; mt < ", mtiles_, "; ++mt) {\n");
-      const std::string call_args =
-          absl::StrCat("(a", ap->a_key, "[mt], reinterpret_cast<const ", h_->type, "*>(base + ",
-                       in.offset, "), ", in.pitch, ", ", in.rows, ", mt * 16, kc * 16, lane, ");
-      if (sq == nullptr) {
-        absl::StrAppend(&s, "        float d0 = 0.f, d1 = 0.f;\n        ", LoadA(false),
-                        call_args, "d0, d1);\n");
-      } else {
-        const std::string ss = absl::StrCat("ssl", sq->acc, "[mt], ssh", sq->acc, "[mt]");
-        if (wn_ == 1) {
-          absl::StrAppend(&s, "        ", LoadA(true), call_args, ss, ");\n");
+      // Where each loaded tile goes: the first into the fragments themselves, others into
+      // their own registers (l<op>).
+      const std::vector<int> loads = ap->a_leaves.empty() ? std::vector<int>{ap->a} : ap->a_leaves;
+      auto reg = [&](int leaf) {
+        return leaf == loads.front() ? absl::StrCat("a", ap->a_key, "[mt]")
+                                     : absl::StrCat("l", leaf);
+      };
+      bool dummies = false;  // d0, d1 (the sums a load without Σx² adds to) declared
+      for (int leaf : loads) {
+        const LoopInput& in = inputs_[input_index_.at(leaf)];
+        const SumSqPlan* sq = nullptr;
+        if (summed.insert(leaf).second) {
+          for (const SumSqPlan& q : sumsqs_) {
+            if (q.a_input == leaf) sq = &q;  // (a second sum over the tile reuses the first's)
+          }
+        }
+        if (leaf != loads.front()) absl::StrAppend(&s, "        u32_t l", leaf, "[4];\n");
+        const std::string call_args =
+            absl::StrCat("(", reg(leaf), ", reinterpret_cast<const ", h_->type, "*>(base + ",
+                         in.offset, "), ", in.pitch, ", ", in.rows, ", mt * 16, kc * 16, lane, ");
+        if (sq == nullptr) {
+          absl::StrAppend(&s, dummies ? "" : "        float d0 = 0.f, d1 = 0.f;\n", "        ",
+                          LoadA(false), call_args, "d0, d1);\n");
+          dummies = true;
         } else {
-          absl::StrAppend(&s, "        if (wn == 0) ", LoadA(true), call_args, ss,
-                          ");\n        else ", LoadA(false), call_args, ss, ");\n");
+          const std::string ss = absl::StrCat("ssl", sq->acc, "[mt], ssh", sq->acc, "[mt]");
+          if (wn_ == 1) {
+            absl::StrAppend(&s, "        ", LoadA(true), call_args, ss, ");\n");
+          } else {
+            absl::StrAppend(&s, "        if (wn == 0) ", LoadA(true), call_args, ss,
+                            ");\n        else ", LoadA(false), call_args, ss, ");\n");
+          }
         }
       }
-      if (!ap->a_chain.empty()) {
-        std::string x0 = "x0", x1 = "x1", labels;
-        for (int c : ap->a_chain) {
-          x0 = internal::UnaryExpr(k_.ops[c], x0);
-          x1 = internal::UnaryExpr(k_.ops[c], x1);
-          absl::StrAppend(&labels, labels.empty() ? "" : ", ", OpLabel(c));
+      if (!ap->a_ops.empty()) {
+        // f32 values of each half (0: bits 0..15, 1: bits 16..31) of each loaded register.
+        const bool one = loads.size() == 1;
+        auto var = [&](int leaf, int half) {
+          return one ? absl::StrCat("x", half) : absl::StrCat("x", leaf, "_", half);
+        };
+        std::string labels, decl;
+        for (int c : ap->a_ops) absl::StrAppend(&labels, labels.empty() ? "" : ", ", OpLabel(c));
+        for (int leaf : loads) {
+          absl::StrAppend(&decl, decl.empty() ? "          const float " : ",\n                      ",
+                          var(leaf, 0), " = ", h_->to_f32, "(", reg(leaf), "[j] & 0xffffu), ",
+                          var(leaf, 1), " = ", h_->to_f32, "(", reg(leaf), "[j] >> 16)");
         }
+        // The operand's f32 expression per half, over the loaded values.
+        const std::function<std::string(int, int)> expr = [&](int x, int half) -> std::string {
+          if (std::find(loads.begin(), loads.end(), x) != loads.end()) return var(x, half);
+          const ConcreteBlockOp& o = k_.ops[x];
+          if (o.kind == BlockOpKind::kUnary) return internal::UnaryExpr(o, expr(o.operands[0], half));
+          const char* sym = o.fn == OpKind::kAdd   ? " + "
+                            : o.fn == OpKind::kSub ? " - "
+                            : o.fn == OpKind::kMul ? " * "
+                                                   : " / ";
+          return absl::StrCat("(", expr(o.operands[0], half), sym, expr(o.operands[1], half), ")");
+        };
         absl::StrAppend(&s, "#pragma unroll\n        for (int j = 0; j < 4; ++j) {  // ", labels,
-                        " on the A fragment\n          const float x0 = ", h_->to_f32, "(a",
-                        ap->a_key, "[mt][j] & 0xffffu), x1 = ", h_->to_f32, "(a", ap->a_key,
-                        "[mt][j] >> 16);\n          a", ap->a_key, "[mt][j] = ", h_->pack2, "(",
-                        x0, ", ", x1, ");\n        }\n");
+                        " on the A fragment\n", decl, ";\n          a", ap->a_key,
+                        "[mt][j] = ", h_->pack2, "(", expr(ap->a_key, 0), ", ",
+                        expr(ap->a_key, 1), ");\n        }\n");
       }
       absl::StrAppend(&s, "      }\n");
     }

@@ -3,6 +3,8 @@
 #include "prism/base/check.h"
 #include "searcher.h"
 
+#include <functional>
+
 namespace prism::search::internal {
 
 std::optional<Value> Searcher::Abstract(const GenOp& op, const std::vector<Value>& values) {
@@ -220,16 +222,20 @@ bool Searcher::StateSeen() {
 bool Searcher::MatmulOfInputs(const std::vector<GenOp>& ops, int i) {
   const GenOp& op = ops[i];
   if (op.kind != BlockOpKind::kMatMul) return false;
-  // An input, a matmul of inputs, or (the A operand) unary ops of an input: matmul(silu(X), W)
-  // accumulated over K applies silu to each X tile before the matmul (codegen's A prologue).
-  const auto unary_of_input = [&](int j) {
-    while (ops[j].kind == BlockOpKind::kUnary) j = ops[j].a;
-    return ops[j].kind == BlockOpKind::kInput;
+  // An input, a matmul of inputs, or (the A operand) elementwise ops of inputs:
+  // matmul(silu(G) ⊙ U, W) accumulated over K applies them to each tile before the matmul
+  // (codegen's A prologue).
+  const std::function<bool(int)> elementwise_of_inputs = [&](int j) {
+    const GenOp& o = ops[j];
+    if (o.kind == BlockOpKind::kInput) return true;
+    if (o.kind == BlockOpKind::kUnary) return elementwise_of_inputs(o.a);
+    return o.kind == BlockOpKind::kBinary && elementwise_of_inputs(o.a) &&
+           elementwise_of_inputs(o.b);
   };
   const auto operand = [&](int j) {
     return ops[j].kind == BlockOpKind::kInput || MatmulOfInputs(ops, j);
   };
-  return (operand(op.a) || unary_of_input(op.a)) && operand(op.b);
+  return (operand(op.a) || elementwise_of_inputs(op.a)) && operand(op.b);
 }
 
 absl::Status Searcher::CompleteStructure(std::vector<GenOp>& ops, std::vector<Value>& values) {
@@ -291,7 +297,7 @@ absl::Status Searcher::Extend(std::vector<GenOp>& ops, std::vector<Value>& value
       // program that is one matmul, acc_sum(matmul(X, W)) is the family with a loop over K
       // (without this the search stopped at the matmul of whole tiles, which needs all of K
       // in shared memory at once). Only for a matmul of inputs (MatmulOfInputs; its A may be
-      // unary ops of an input, applied to each tile in the loop). For other
+      // elementwise ops of inputs, applied to each tile in the loop). For other
       // roots it costs more than it finds: gated_mlp's silu(X·A) ⊙ (X·B), reached as a matmul
       // of a product, fails its proof only after a full saturation (proving 2.8 → 9.3 s), and
       // lora's acc_sum(X·W + (X·A)·B) families, proved but with an add inside the loop,

@@ -18,7 +18,7 @@ std::string Searcher::CacheKey() const {
   // The generator's revision: a cache written by an earlier generator may lack structures
   // (2: a root value in the loop phase is also accumulated, Searcher::AccumulateRoot; 3: add
   // and mul of a value with itself; 4: scale ops; 5: div_count for mean; 6: the root
-  // accumulation also of a matmul whose A is unary ops of an input).
+  // accumulation also of a matmul whose A is elementwise ops of inputs).
   h.Add(uint64_t{6});
   for (const Node& n : program_.nodes()) {
     h.Add(static_cast<int>(n.op)).Add(static_cast<int>(n.dtype)).Add(n.dim).Add(n.scalar).Add(n.eps);

@@ -134,8 +134,8 @@ class Searcher {
 
   absl::Status Extend(std::vector<GenOp>& ops, std::vector<Value>& values, int accumulators);
   // Whether op i is a matmul whose operands are inputs or, recursively, such matmuls (X·W,
-  // (X·A)·B), its A operand also unary ops of an input (silu(X)·W): a value that summing over
-  // K chunks can leave unchanged.
+  // (X·A)·B), its A operand also elementwise ops of inputs (silu(X)·W, (silu(G) ⊙ U)·W): a
+  // value that summing over K chunks can leave unchanged.
   static bool MatmulOfInputs(const std::vector<GenOp>& ops, int i);
   // `ops` (its last op the root's class) as a structure: its maps resolved, once per
   // structure, when every op is used.

@@ -23,10 +23,11 @@ namespace optimize_cmd_test {
 // distinct reason once with the families it stopped.
 const std::string kNarrowMatmulError =
     "no family can be generated as CUDA yet: 11 families tried; codegen: kernel k0, op v2 "
-    "(matmul): matmul operands must be loop input tiles (or, for A, unary ops of one) (families "
-    "#1, #3, #5, #7); codegen: kernel k0, op v1 (input): tile rows must be whole 16-byte chunks "
-    "(columns a multiple of 8) (families #2, #4, #6, #8); codegen: kernel k0, op v0 (input): "
-    "tile rows must be whole 16-byte chunks (columns a multiple of 8) (families #9-#11)";
+    "(matmul): matmul operands must be loop input tiles (or, for A, elementwise ops of such "
+    "tiles) (families #1, #3, #5, #7); codegen: kernel k0, op v1 (input): tile rows must be "
+    "whole 16-byte chunks (columns a multiple of 8) (families #2, #4, #6, #8); codegen: kernel "
+    "k0, op v0 (input): tile rows must be whole 16-byte chunks (columns a multiple of 8) "
+    "(families #9-#11)";
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -113,6 +114,11 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
       {"silu_gemv",
        "X = input f16[8, 1024]\nW = input f16[1024, 512]\nY = matmul(silu(X), W)\noutput Y\n",
        "selected  family #", " (silu) on the A fragment"},
+      // SwiGLU's down projection: both tiles combined on the A fragments.
+      {"swiglu_down",
+       "G = input f16[8, 2048]\nU = input f16[8, 2048]\nW = input f16[2048, 1024]\n"
+       "Y = matmul(mul(silu(G), U), W)\noutput Y\n",
+       "selected  family #", " (mul) on the A fragment"},
       // Matmuls of f32 tensors (FMAs on the CUDA cores) and of bf16 tensors.
       {"f32_gemv", "X = input f32[4, 64]\nW = input f32[64, 32]\nY = matmul(X, W)\noutput Y\n",
        "selected  family #", "FmaTilesF32(acc"},

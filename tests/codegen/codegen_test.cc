@@ -735,7 +735,8 @@ TEST(CodegenTest, RowFixturesMatchTheirPrograms) {
       {"linear3d_m", {{"B", 4}, {"M", 16}, {"K", 64}, {"N", 32}}, {{"b", 2}, {"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"gqa_scaled", {{"G", 2}, {"Lq", 16}, {"D", 32}, {"L", 128}}, {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 2}, {"T", 64}, {"S", 1}}},
       {"prologue_silu", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
-      {"prologue_exp_rms", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
+      {"prologue_exp_rms", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"prologue_swiglu", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
   for (const auto& [name, sizes, assignment] : cases) {
     SCOPED_TRACE(name);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(name, sizes));
@@ -2208,6 +2209,13 @@ TEST(CodegenTest, PrologueOnTheAFragments) {
         "// H (scale), E (exp) on the A fragment",
         "a3[mt][j] = PackF16x2(expf(0.5f * x0), expf(0.5f * x1));",
         "MmaM16N8K16(acc4[mt][nt], a3[mt], b0);"}},
+      // Two tiles per fragment: G into the fragments, Up beside them (l<op>).
+      {"prologue_swiglu", DType::kF16,
+       {"LoadAFragment<false>(a4[mt], ", "u32_t l1[4];\n        LoadAFragment<false>(l1, ",
+        "// S (silu), H (mul) on the A fragment\n"
+        "          const float x0_0 = F16ToF32(a4[mt][j] & 0xffffu), x0_1 = F16ToF32(a4[mt][j] >> 16),\n"
+        "                      x1_0 = F16ToF32(l1[j] & 0xffffu), x1_1 = F16ToF32(l1[j] >> 16);\n"
+        "          a4[mt][j] = PackF16x2((prism_dev::Silu(x0_0) * x1_0), (prism_dev::Silu(x0_1) * x1_1));"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.fixture) + " " + std::string(DTypeName(c.dtype)));

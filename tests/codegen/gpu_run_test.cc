@@ -497,14 +497,16 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                        {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}}),
                            F32(GpuCase{"linear3d", {{"B", 8}, {"M", 1}, {"K", 1024}, {"N", 512}},
                                        {{"b", 1}, {"g", 8}, {"F", 4}, {"T", 64}, {"S", 2}}}),
-                           // Unary ops on the A fragments: silu (f16, bf16), and exp(scale)
-                           // beside Σx² of the raw tile.
+                           // Elementwise ops on the A fragments: silu (f16, bf16), exp(scale)
+                           // beside Σx² of the raw tile, silu(G) ⊙ U of two tiles.
                            GpuCase{"prologue_silu", {{"M", 8}, {"K", 1024}, {"N", 512}},
                                    {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
                            BF16(GpuCase{"prologue_silu", {{"M", 8}, {"K", 1024}, {"N", 512}},
                                         {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
                            GpuCase{"prologue_exp_rms", {{"M", 24}, {"K", 512}, {"N", 256}},
                                    {{"g", 4}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           GpuCase{"prologue_swiglu", {{"M", 8}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},

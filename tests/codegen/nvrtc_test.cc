@@ -517,6 +517,8 @@ TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
       {"prologue_silu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
       {"prologue_silu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
       {"prologue_exp_rms", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
+      {"prologue_swiglu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
+      {"prologue_swiglu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
   };
   for (const Case& c : cases) {
     std::string label = absl::StrCat(c.fixture, " ", DTypeName(c.dtype));

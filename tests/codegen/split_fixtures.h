@@ -46,6 +46,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "block/fixtures/fixtures.h"
@@ -264,10 +265,12 @@ inline absl::StatusOr<fixtures::Fixture> MakeBatchedMatmulFixture(absl::string_v
 //   prologue_exp_rms  a chain of two, exp(scale(X, 0.5))·W, and Σx² of the raw X tile beside
 //                     it: Y = (exp(X/2)·W) ⊙ 1/sqrt(Σ_k X²/K) (inv_rms with eps 0): a sum of
 //                     squares and a prologue on one tile
+//   prologue_swiglu   SwiGLU's down projection from G and U [M, K]: (silu(G) ⊙ U)·W, both
+//                     tiles loaded and combined per fragment
 inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view name,
                                                              const fixtures::Sizes& sizes) {
-  const bool rms = name == "prologue_exp_rms";
-  if (!rms && name != "prologue_silu") {
+  const bool rms = name == "prologue_exp_rms", swiglu = name == "prologue_swiglu";
+  if (!rms && !swiglu && name != "prologue_silu") {
     return absl::NotFoundError(absl::StrCat("no prologue fixture ", name));
   }
   const int64_t m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
@@ -279,13 +282,16 @@ inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view n
                                                   Domain::Set({64, 128, 256, 512})));
   PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
   const int x = g.AddInput("X", DType::kF16, {m, k});
+  const int gate = swiglu ? g.AddInput("Up", DType::kF16, {m, k}) : -1;
   const int w = g.AddInput("W", DType::kF16, {k, n});
   const int y = g.AddOutput("Y", DType::kF16, {m, n});
   BlockGraphBuilder kb(g, {gn, g.One(), g.One()}, t, f, st);
   const int xt = kb.Input("Xt", x, {R, R, R}, 1);
+  const int upt = swiglu ? kb.Input("Upt", gate, {R, R, R}, 1) : -1;
   const int wt = kb.Input("Wt", w, {1, R, R}, 0);
-  const int u = rms ? kb.Unary("E", OpKind::kExp, kb.Scale("H", xt, 0.5))
-                    : kb.Unary("U", OpKind::kSilu, xt);
+  const int u = rms      ? kb.Unary("E", OpKind::kExp, kb.Scale("H", xt, 0.5))
+                : swiglu ? kb.Binary("H", OpKind::kMul, kb.Unary("S", OpKind::kSilu, xt), upt)
+                         : kb.Unary("U", OpKind::kSilu, xt);
   int out = kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", u, wt));
   if (rms) {
     const int ss = kb.Accumulate("Q", BlockOpKind::kAccSumSqLast, xt);
@@ -295,9 +301,12 @@ inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view n
   std::move(kb).Finish("k0");
   ProgramBuilder p;
   const TensorId px = p.Input("X", DType::kF16, {m, k});
+  const TensorId pup = swiglu ? p.Input("Up", DType::kF16, {m, k}) : TensorId();
   const TensorId pw = p.Input("W", DType::kF16, {k, n});
   TensorId py;
-  if (rms) {
+  if (swiglu) {
+    py = p.MatMul(p.Mul(p.Silu(px), pup), pw);
+  } else if (rms) {
     const TensorId e = p.Exp(p.Scale(px, 0.5));
     const TensorId inv = p.Rsqrt(p.Scale(p.Sum(p.Square(px), 1), 1.0 / static_cast<double>(k)));
     py = p.Mul(p.MatMul(e, pw), inv);
@@ -380,7 +389,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
     return MakeBatchedMatmulFixture(name, sizes);
   }
   if (name == "gqa_scaled") return MakeScaledAttentionFixture(sizes);
-  if (name == "prologue_silu" || name == "prologue_exp_rms") return MakePrologueFixture(name, sizes);
+  if (absl::StartsWith(name, "prologue_")) return MakePrologueFixture(name, sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));

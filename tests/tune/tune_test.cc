@@ -825,11 +825,11 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        "no family can be generated as CUDA yet: 11 families tried; codegen: "
                        "kernel k0, op v2 (matmul): matmul operands must be loop input tiles "
-                       "(or, for A, unary ops of one) (families #1, #3, #5, #7); codegen: "
-                       "kernel k0, op v1 (input): tile rows "
-                       "must be whole 16-byte chunks (columns a multiple of 8) (families #2, #4, "
-                       "#6, #8); codegen: kernel k0, op v0 (input): tile rows must be whole "
-                       "16-byte chunks (columns a multiple of 8) (families #9-#11)"));
+                       "(or, for A, elementwise ops of such tiles) (families #1, #3, #5, #7); "
+                       "codegen: kernel k0, op v1 (input): tile rows must be whole 16-byte "
+                       "chunks (columns a multiple of 8) (families #2, #4, #6, #8); codegen: "
+                       "kernel k0, op v0 (input): tile rows must be whole 16-byte chunks "
+                       "(columns a multiple of 8) (families #9-#11)"));
   // A program_name that is no identifier.
   for (const char* name : {"2fast", "a-b", "with space"}) {
     TuneOptions named = options;
