@@ -93,10 +93,11 @@ def instrument(src, function):
 
 
 def module_of(fn, name):
-    """The loaded module (bench_optimize's cache) whose function `name` is `fn`."""
+    """The loaded module (bench_optimize's cache) whose function `name` is `fn` (a cupy
+    RawKernel: its CUfunction is fn.kernel.ptr, as bench_optimize.launch_ex uses it)."""
     for m in bo._MODULES.values():
         try:
-            if m.get_function(name).ptr == fn.ptr:
+            if m.get_function(name).kernel.ptr == fn.kernel.ptr:
                 return m
         except Exception:  # a module without that function
             continue
