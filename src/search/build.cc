@@ -56,8 +56,8 @@ int Searcher::AddOp(BlockGraphBuilder& kb, SGraph& g, const GenOp& op, const std
                                      : kb.Unary(name, op.fn, id[op.a]);
     case BlockOpKind::kBinary: return kb.Binary(name, op.fn, id[op.a], id[op.b]);
     case BlockOpKind::kReduce: return kb.Reduce(name, op.fn, id[op.a], -1);
-    case BlockOpKind::kRms: return kb.Rms(name, id[op.a], -1);
-    case BlockOpKind::kInvRms: return kb.InvRms(name, id[op.a], g.Const(op.count));
+    case BlockOpKind::kRms: return kb.Rms(name, id[op.a], -1, op.scalar);
+    case BlockOpKind::kInvRms: return kb.InvRms(name, id[op.a], g.Const(op.count), op.scalar);
     case BlockOpKind::kDivCount: return kb.DivCount(name, id[op.a], g.Const(op.count));
     default: return kb.Accumulate(name, op.kind, id[op.a]);
   }

@@ -50,7 +50,7 @@ std::optional<Value> Searcher::Abstract(const GenOp& op, const std::vector<Value
       break;
     case BlockOpKind::kRms:
       c = Node1("rms_norm", {a.cls, last(a), index_->FindNode(LeafOpFor(Payload::Kind::kReal),
-                                                              Payload::Real(kDefaultRmsEps), {})});
+                                                              Payload::Real(op.scalar), {})});
       out.shape = a.shape;
       break;
     case BlockOpKind::kDivCount:
@@ -59,7 +59,7 @@ std::optional<Value> Searcher::Abstract(const GenOp& op, const std::vector<Value
       break;
     case BlockOpKind::kInvRms: {
       const std::optional<EClassId> eps =
-          index_->FindNode(LeafOpFor(Payload::Kind::kReal), Payload::Real(kDefaultRmsEps), {});
+          index_->FindNode(LeafOpFor(Payload::Kind::kReal), Payload::Real(op.scalar), {});
       c = Node1("rsqrt", {Node1("add", {Node1("div", {a.cls, Int(op.count)}), eps})});
       out.shape = a.shape;
       break;
@@ -113,9 +113,11 @@ std::vector<GenOp> Searcher::Candidates(const std::vector<GenOp>& ops,
     if (sum_) out.push_back({BlockOpKind::kReduce, OpKind::kSum, i, -1, 0});
     for (int64_t c : div_counts_) out.push_back({BlockOpKind::kDivCount, OpKind::kInput, i, -1, c});
     if (max_) out.push_back({BlockOpKind::kReduce, OpKind::kMax, i, -1, 0});
-    if (rms_) {
-      out.push_back({BlockOpKind::kRms, OpKind::kInput, i, -1, 0});
-      for (int64_t c : counts_) out.push_back({BlockOpKind::kInvRms, OpKind::kInput, i, -1, c});
+    for (double eps : rms_eps_) {  // rms_norm's eps (1e-6, 1e-5, ...): each its own op
+      out.push_back({BlockOpKind::kRms, OpKind::kInput, i, -1, 0, eps});
+      for (int64_t c : counts_) {
+        out.push_back({BlockOpKind::kInvRms, OpKind::kInput, i, -1, c, eps});
+      }
     }
     if (accumulators < config_.max_accumulators && !values[i].after) {
       // Canonical accumulators: acc_sum(sum(x, last)) is acc_sum_last(x) and

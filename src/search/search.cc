@@ -84,7 +84,10 @@ void Searcher::CollectVocabulary() {
     }
     if (n.op == OpKind::kSum) sum_ = true;
     if (n.op == OpKind::kMax) max_ = true;
-    if (n.op == OpKind::kRmsNorm) rms_ = true;
+    if (n.op == OpKind::kRmsNorm) {
+      rms_ = true;
+      rms_eps_.insert(n.eps);
+    }
     if (n.op == OpKind::kMean) sum_ = mean = true;
     if (n.op == OpKind::kSoftmax) {
       unary_.insert(OpKind::kExp);

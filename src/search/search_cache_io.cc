@@ -18,8 +18,9 @@ std::string Searcher::CacheKey() const {
   // The generator's revision: a cache written by an earlier generator may lack structures
   // (2: a root value in the loop phase is also accumulated, Searcher::AccumulateRoot; 3: add
   // and mul of a value with itself; 4: scale ops; 5: div_count for mean; 6: the root
-  // accumulation also of a matmul whose A is elementwise ops of inputs).
-  h.Add(uint64_t{6});
+  // accumulation also of a matmul whose A is elementwise ops of inputs; 7: rms and inv_rms
+  // with the Program's eps, stored in the templates).
+  h.Add(uint64_t{7});
   for (const Node& n : program_.nodes()) {
     h.Add(static_cast<int>(n.op)).Add(static_cast<int>(n.dtype)).Add(n.dim).Add(n.scalar).Add(n.eps);
     h.Add(static_cast<uint64_t>(n.operands.size()));
@@ -44,6 +45,7 @@ nlohmann::json Searcher::TemplateJson(const Template& t) const {
     }
     if (op.a >= 0) j["a"] = op.a;
     if (op.b >= 0) j["b"] = op.b;
+    if (op.kind == BlockOpKind::kRms || op.kind == BlockOpKind::kInvRms) j["eps"] = op.scalar;
     if (op.kind == BlockOpKind::kInvRms) {
       for (size_t i = 0; i < program_.inputs().size(); ++i) {
         const Shape& sh = program_.node(program_.inputs()[i]).shape;
@@ -99,6 +101,9 @@ std::optional<std::pair<Searcher::Template, std::vector<Value>>> Searcher::Templ
       if (op.kind == BlockOpKind::kInput) {
         op.count = o.at("input").get<int64_t>();
         if (op.count < 0 || op.count >= static_cast<int64_t>(inputs)) return std::nullopt;
+      }
+      if (op.kind == BlockOpKind::kRms || op.kind == BlockOpKind::kInvRms) {
+        op.scalar = o.at("eps").get<double>();
       }
       if (op.kind == BlockOpKind::kInvRms) {
         const size_t i = o.at("count_of_input").get<size_t>();

@@ -60,7 +60,7 @@ struct GenOp {
   OpKind fn = OpKind::kInput;
   int a = -1, b = -1;
   int64_t count = 0;  // inv_rms: n; input: Program input index
-  double scalar = 0.0;  // unary scale: the constant c of c·x
+  double scalar = 0.0;  // unary scale: the constant c of c·x; rms, inv_rms: eps
   auto Key() const {
     return std::make_tuple(static_cast<int>(kind), static_cast<int>(fn), a, b, count, scalar);
   }
@@ -339,6 +339,8 @@ class Searcher {
   int levels_per_op_ = 1;  // L of Hopeless (CollectVocabulary)
   // The constants of the Program's scale ops (each a unary op of the vocabulary).
   std::set<double> scales_;
+  // The eps of the Program's rms_norm ops (rms and inv_rms are generated with each).
+  std::set<double> rms_eps_;
   // With mean: the counts n of div_count(x, n) (every node's last dim: mean is sum / n).
   std::set<int64_t> div_counts_;
   // Binary ops the Program applies to one value twice (mul(X, X)): only these are generated

@@ -110,6 +110,11 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
        "1 row pass(es) (max) over "},
       {"row_mean", "X = input f32[8, 1000]\nY = mean(X, -1)\noutput Y\n", " (1 kernel) at ",
        " / 1000.0f;  // v2 (div_count)"},
+      // rms_norm with Llama's eps (the search generated 1e-6 alone).
+      {"rms_eps_1e5",
+       "X = input f16[2, 4096]\nW = input f16[4096, 1024]\n"
+       "Y = matmul(rms_norm(X, -1, eps=1e-5), W)\noutput Y\n",
+       "selected  family #", " + 9.99999975e-06f"},
       // An activation on the matmul's A operand, applied to each X tile in the loop.
       {"silu_gemv",
        "X = input f16[8, 1024]\nW = input f16[1024, 512]\nY = matmul(silu(X), W)\noutput Y\n",

@@ -380,6 +380,64 @@ TEST_F(SearchTest, ScaleOpsCarryTheirConstant) {
   std::filesystem::remove_all(dir);
 }
 
+// rms_norm's eps is the Program's: rms and inv_rms carry it. The search used 1e-6 alone, so
+// an rms_norm with eps 1e-5 (Llama's) or 0.25 had no family (2026-12-05). Also through the
+// cache at another size.
+TEST_F(SearchTest, RmsNormKeepsItsEps) {
+  auto program = [](int64_t m, double eps, bool linear) {
+    ProgramBuilder pb;
+    const TensorId x = pb.Input("X", DType::kF16, {m, 256});
+    TensorId y = pb.RmsNorm(x, -1, eps);
+    if (linear) y = pb.MatMul(y, pb.Input("W", DType::kF16, {256, 128}));
+    pb.SetName(y, "Y");
+    pb.Output(y);
+    return std::move(pb).Build();
+  };
+  const struct {
+    double eps;
+    bool linear;
+  } kCases[] = {{1e-5, false}, {0.25, false}, {1e-5, true}, {kDefaultRmsEps, true}};
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(absl::StrCat("eps ", c.eps, c.linear ? " linear" : ""));
+    ASSERT_OK_AND_ASSIGN(Program p, program(8, c.eps, c.linear));
+    SearchConfig config = TestConfig();
+    config.max_kernels = 1;
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
+    ASSERT_FALSE(r.families.empty()) << Describe(r);
+    for (const FamilyResult& fam : r.families) {
+      for (const BlockOp& op : fam.graph->kernels()[0].block().ops) {
+        if (op.kind == BlockOpKind::kRms || op.kind == BlockOpKind::kInvRms) {
+          EXPECT_EQ(op.eps, c.eps) << OpsOf(*fam.graph);
+        }
+      }
+    }
+    ExpectFamiliesEmulate(p, r);
+  }
+  const std::string dir = ::testing::TempDir() + "/prism_eps_cache_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  FamilyCache cache(dir);
+  SearchConfig config = TestConfig();
+  config.max_kernels = 1;
+  config.cache = &cache;
+  ASSERT_OK_AND_ASSIGN(Program small, program(8, 1e-5, true));
+  ASSERT_OK_AND_ASSIGN(Program large, program(16, 1e-5, true));
+  ASSERT_OK_AND_ASSIGN(SearchResult first, Search(small, config, target_));
+  FamilyCache reopened(dir);
+  config.cache = &reopened;
+  ASSERT_OK_AND_ASSIGN(SearchResult hit, Search(large, config, target_));
+  EXPECT_TRUE(hit.cache_hit);
+  ASSERT_FALSE(hit.families.empty());
+  for (const FamilyResult& fam : hit.families) {
+    for (const BlockOp& op : fam.graph->kernels()[0].block().ops) {
+      if (op.kind == BlockOpKind::kInvRms) {
+        EXPECT_EQ(op.eps, 1e-5);
+      }
+    }
+  }
+  ExpectFamiliesEmulate(large, hit);
+  std::filesystem::remove_all(dir);
+}
+
 // A linear layer over a batch of rows, X [B, M, K] · W [K, N] (one W for every batch): the
 // block graph had no matmul of tiles of different ranks and the rules no partition law for
 // it, so the search found no family (2026-12-05). Now families split the batch, M and N.
