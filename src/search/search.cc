@@ -2,6 +2,9 @@
 // vocabulary. (searcher.h)
 #include "searcher.h"
 
+#include "absl/strings/str_cat.h"
+#include "prism/ir/types.h"
+
 namespace prism::search::internal {
 
 absl::StatusOr<SearchResult> Searcher::Run() {
@@ -126,6 +129,25 @@ std::optional<EClassId> Searcher::Node1(absl::string_view op, std::vector<std::o
 }  // namespace prism::search::internal
 
 namespace prism::search {
+
+std::string NoFamilyHint(const Program& program) {
+  for (const Node& n : program.nodes()) {
+    if (GetOpInfo(n.op).category != OpCategory::kBinary || n.operands.size() != 2) continue;
+    for (TensorId o : n.operands) {
+      const Node& x = program.node(o);
+      if (x.op != OpKind::kInput || x.shape.size() >= n.shape.size()) continue;
+      Shape wanted(n.shape.size() - x.shape.size(), 1);
+      wanted.insert(wanted.end(), x.shape.begin(), x.shape.end());
+      return absl::StrCat("; ", x.name, " ", DTypeName(x.dtype), ShapeToString(x.shape),
+                          " is broadcast against rank ", n.shape.size(), " by ",
+                          GetOpInfo(n.op).name,
+                          n.loc.line > 0 ? absl::StrCat(" (line ", n.loc.line, ")") : "",
+                          ": declare it as ", DTypeName(x.dtype), ShapeToString(wanted),
+                          " (the same elements; the block graph pairs tiles of equal rank)");
+    }
+  }
+  return "";
+}
 
 absl::StatusOr<SearchResult> Search(const Program& program, const SearchConfig& config,
                                     const Target& target) {

@@ -674,7 +674,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   }
   PRISM_ASSIGN_OR_RETURN(r.search, search::Search(program, options.search, target));
   if (r.search.families.empty()) {
-    return absl::FailedPreconditionError("the search found no family for this program");
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the search found no family for this program", search::NoFamilyHint(program)));
   }
   // The generated names follow the sGraph's (Instantiate copies it into the BlockProgram).
   if (!options.program_name.empty()) {

@@ -243,6 +243,8 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
   const std::string dir = Tmp("err");
   std::ofstream(dir + "/file") << "x";
   const std::string program = SmallProgram(dir);
+  const std::string bias = dir + "/bias.prism";
+  std::ofstream(bias) << "X = input f16[4, 64]\nb = input f16[64]\nY = add(X, b)\noutput Y\n";
   const std::string narrow = dir + "/narrow.prism";
   std::ofstream(narrow) << "X = input f16[4, 64]\nW = input f16[64, 12]\nY = matmul(X, W)\n"
                            "output Y\n";
@@ -251,6 +253,12 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
        2,
        "prism: error: give at most one of --gpu or --no-gpu\n"},
       {{"optimize", "--workload", "nope", "--no-gpu"}, 2, "prism: error: unknown workload 'nope'"},
+      // A bias of rank 1 broadcast against rank 2: no family, and how to declare it.
+      {{"optimize", bias, "--no-gpu", "--out", dir + "/bias"},
+       2,
+       "prism: error: the search found no family for this program; b f16[64] is broadcast "
+       "against rank 2 by add (line 3): declare it as f16[1, 64] (the same elements; the block "
+       "graph pairs tiles of equal rank)\n"},
       // A matmul of 12 columns: its tiles' rows are not whole 16-byte chunks.
       {{"optimize", narrow, "--no-gpu", "--out", dir + "/narrow"},
        2,

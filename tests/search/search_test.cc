@@ -26,6 +26,7 @@
 #include "prism/block/emulator.h"
 #include "prism/block/sgraph_printer.h"
 #include "prism/ir/interpreter.h"
+#include "prism/ir/text_format.h"
 #include "prism/ir/workloads.h"
 #include "prism/smt/target.h"
 #include "testing/status_matchers.h"
@@ -436,6 +437,30 @@ TEST_F(SearchTest, RmsNormKeepsItsEps) {
   }
   ExpectFamiliesEmulate(large, hit);
   std::filesystem::remove_all(dir);
+}
+
+// The hint appended to "the search found no family for this program": a binary op
+// broadcasting an input of lower rank (the search has no family for it; declared with leading
+// 1s it has), and nothing for programs without one.
+TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
+  const struct {
+    const char* text;
+    const char* hint;
+  } kCases[] = {
+      {"X = input f16[2, 64]\nW = input f16[64]\nY = add(X, W)\noutput Y\n",
+       "; W f16[64] is broadcast against rank 2 by add (line 3): declare it as f16[1, 64] (the "
+       "same elements; the block graph pairs tiles of equal rank)"},
+      {"b = input bf16[512]\nX = input bf16[4, 8, 512]\nY = mul(exp(X), b)\noutput Y\n",
+       "; b bf16[512] is broadcast against rank 3 by mul (line 3): declare it as bf16[1, 1, 512] "
+       "(the same elements; the block graph pairs tiles of equal rank)"},
+      {"X = input f16[2, 64]\nW = input f16[1, 64]\nY = add(X, W)\noutput Y\n", ""},
+      {"X = input f16[64]\nY = exp(X)\noutput Y\n", ""},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    EXPECT_EQ(NoFamilyHint(p), c.hint);
+  }
 }
 
 // A linear layer over a batch of rows, X [B, M, K] · W [K, N] (one W for every batch): the
