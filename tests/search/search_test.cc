@@ -22,6 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/base/check.h"
+#include "prism/base/status.h"
 #include "prism/block/block_instance.h"
 #include "prism/block/emulator.h"
 #include "prism/block/sgraph_printer.h"
@@ -108,6 +109,33 @@ class SearchTest : public ::testing::Test {
     absl::StatusOr<Target> t = LoadTarget("h200");
     ASSERT_OK(t);
     target_ = *std::move(t);
+  }
+  // Searches `small` (one kernel) with a fresh cache in a temporary directory named after
+  // `tag`, then `large` (the same structure at another size) with the cache reopened: the
+  // second result, which must be a non-empty cache hit whose families emulate.
+  absl::StatusOr<SearchResult> SearchAgainThroughTheCache(const Program& small,
+                                                          const Program& large,
+                                                          const std::string& tag) {
+    const std::string dir =
+        ::testing::TempDir() + "/prism_" + tag + "_cache_" + std::to_string(::getpid());
+    std::filesystem::remove_all(dir);
+    SearchConfig config = TestConfig();
+    config.max_kernels = 1;
+    {
+      FamilyCache cache(dir);
+      config.cache = &cache;
+      PRISM_RETURN_IF_ERROR(Search(small, config, target_).status());
+    }
+    FamilyCache reopened(dir);
+    config.cache = &reopened;
+    absl::StatusOr<SearchResult> hit = Search(large, config, target_);
+    std::filesystem::remove_all(dir);
+    if (hit.ok()) {
+      EXPECT_TRUE(hit->cache_hit);
+      EXPECT_FALSE(hit->families.empty());
+      ExpectFamiliesEmulate(large, *hit);
+    }
+    return hit;
   }
   Target target_;
 };
@@ -363,22 +391,9 @@ TEST_F(SearchTest, ScaleOpsCarryTheirConstant) {
     ExpectFamiliesEmulate(p, r);
   }
   // The cache: a hit at another size replays the constants.
-  const std::string dir = ::testing::TempDir() + "/prism_scale_cache_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  FamilyCache cache(dir);
-  SearchConfig config = TestConfig();
-  config.max_kernels = 1;
-  config.cache = &cache;
   ASSERT_OK_AND_ASSIGN(Program small, program(8, false, {0.5, 3.0}));
   ASSERT_OK_AND_ASSIGN(Program large, program(16, false, {0.5, 3.0}));
-  ASSERT_OK_AND_ASSIGN(SearchResult first, Search(small, config, target_));
-  FamilyCache reopened(dir);
-  config.cache = &reopened;
-  ASSERT_OK_AND_ASSIGN(SearchResult hit, Search(large, config, target_));
-  EXPECT_TRUE(hit.cache_hit);
-  ASSERT_FALSE(hit.families.empty());
-  ExpectFamiliesEmulate(large, hit);
-  std::filesystem::remove_all(dir);
+  ASSERT_OK(SearchAgainThroughTheCache(small, large, "scale").status());
 }
 
 // rms_norm's eps is the Program's: rms and inv_rms carry it. The search used 1e-6 alone, so
@@ -414,20 +429,9 @@ TEST_F(SearchTest, RmsNormKeepsItsEps) {
     }
     ExpectFamiliesEmulate(p, r);
   }
-  const std::string dir = ::testing::TempDir() + "/prism_eps_cache_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  FamilyCache cache(dir);
-  SearchConfig config = TestConfig();
-  config.max_kernels = 1;
-  config.cache = &cache;
   ASSERT_OK_AND_ASSIGN(Program small, program(8, 1e-5, true));
   ASSERT_OK_AND_ASSIGN(Program large, program(16, 1e-5, true));
-  ASSERT_OK_AND_ASSIGN(SearchResult first, Search(small, config, target_));
-  FamilyCache reopened(dir);
-  config.cache = &reopened;
-  ASSERT_OK_AND_ASSIGN(SearchResult hit, Search(large, config, target_));
-  EXPECT_TRUE(hit.cache_hit);
-  ASSERT_FALSE(hit.families.empty());
+  ASSERT_OK_AND_ASSIGN(SearchResult hit, SearchAgainThroughTheCache(small, large, "eps"));
   for (const FamilyResult& fam : hit.families) {
     for (const BlockOp& op : fam.graph->kernels()[0].block().ops) {
       if (op.kind == BlockOpKind::kInvRms) {
@@ -435,8 +439,6 @@ TEST_F(SearchTest, RmsNormKeepsItsEps) {
       }
     }
   }
-  ExpectFamiliesEmulate(large, hit);
-  std::filesystem::remove_all(dir);
 }
 
 // The hint appended to "the search found no family for this program": a binary op
