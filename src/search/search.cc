@@ -132,6 +132,13 @@ namespace prism::search {
 
 std::string NoFamilyHint(const Program& program) {
   for (const Node& n : program.nodes()) {
+    if (n.op == OpKind::kConcat) {
+      return absl::StrCat("; concat",
+                          n.loc.line > 0 ? absl::StrCat(" (line ", n.loc.line, ")") : "",
+                          " has no block op yet: compute its parts as separate outputs");
+    }
+  }
+  for (const Node& n : program.nodes()) {
     if (GetOpInfo(n.op).category != OpCategory::kBinary || n.operands.size() != 2) continue;
     for (TensorId o : n.operands) {
       const Node& x = program.node(o);

@@ -441,9 +441,9 @@ TEST_F(SearchTest, RmsNormKeepsItsEps) {
   }
 }
 
-// The hint appended to "the search found no family for this program": a binary op
+// The hint appended to "the search found no family for this program": a concat, a binary op
 // broadcasting an input of lower rank (the search has no family for it; declared with leading
-// 1s it has), and nothing for programs without one.
+// 1s it has), and nothing for programs without either.
 TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
   const struct {
     const char* text;
@@ -457,6 +457,8 @@ TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
        "(the same elements; the block graph pairs tiles of equal rank)"},
       {"X = input f16[2, 64]\nW = input f16[1, 64]\nY = add(X, W)\noutput Y\n", ""},
       {"X = input f16[64]\nY = exp(X)\noutput Y\n", ""},
+      {"A = input f16[2, 8]\nB = input f16[3, 8]\nY = concat(A, exp(B), 0)\noutput Y\n",
+       "; concat (line 3) has no block op yet: compute its parts as separate outputs"},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.text);

@@ -162,9 +162,10 @@ struct SearchResult {
 };
 
 // Why the search may find no family for `program`, when a cause is known ("" otherwise), as a
-// sentence to append to "the search found no family for this program": today a binary op
-// broadcasting an input of lower rank (the block graph pairs tiles of equal rank), e.g. "; W
-// f16[64] is broadcast against rank 2 by add (line 3): declare it as f16[1, 64]".
+// sentence to append to "the search found no family for this program": a concat (no block
+// op), or a binary op broadcasting an input of lower rank (the block graph pairs tiles of equal
+// rank), e.g. "; W f16[64] is broadcast against rank 2 by add (line 3): declare it as f16[1,
+// 64] (...)".
 std::string NoFamilyHint(const Program& program);
 
 // InvalidArgument for a Program with more than one output or for an unsupported config;
