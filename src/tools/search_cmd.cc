@@ -226,6 +226,10 @@ absl::Status SearchOne(const Program& program, const std::string& label, const T
   absl::StrAppend(&text, "families (", r.families.size(), ", best first",
                   shown < r.families.size() ? absl::StrCat(", top ", shown, " shown") : "",
                   "):\n");
+  if (r.families.empty()) {
+    const std::string hint = search::NoFamilyHint(program);
+    if (!hint.empty()) absl::StrAppend(&text, "  (none", hint, ")\n");  // "; why: what to do"
+  }
   for (size_t i = 0; i < shown; ++i) {
     const search::FamilyResult& fr = r.families[i];
     absl::StrAppend(&text, "\n#", i + 1, "  ", fr.kernels, " kernel", fr.kernels == 1 ? "" : "s",

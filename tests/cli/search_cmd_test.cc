@@ -36,6 +36,18 @@ TEST(SearchCliTest, TextShowsTheFunnelAndTheBestFamily) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("#2 ")));  // --top 1
 }
 
+// No family, and a known cause: the text says what to change (search::NoFamilyHint).
+TEST(SearchCliTest, NoFamilySaysWhy) {
+  const std::string path = ::testing::TempDir() + "/search_bias.prism";
+  std::ofstream(path) << "X = input f16[4, 64]\nb = input f16[64]\nY = add(X, b)\noutput Y\n";
+  const Result r = RunPrism({"search", path});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("families (0, best first):\n  (none; b f16[64] is broadcast "
+                               "against rank 2 by add (line 3): declare it as f16[1, 64] (the "
+                               "same elements; the block graph pairs tiles of equal rank))\n"));
+  EXPECT_THAT(RunPrism({"search", SmallProgram()}).out, ::testing::Not(HasSubstr("(none")));
+}
+
 // Several outputs: each output's program searched alone (OutputCone), one block (or JSON
 // object) per output. Before 2026-12-05: "search supports programs with one output".
 TEST(SearchCliTest, SeveralOutputsOneSearchEach) {
