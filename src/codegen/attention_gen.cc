@@ -1095,10 +1095,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       num ? absl::StrCat("red[(w * ", rows, " + pr) * ", rpitch, " + c]")
                           : absl::StrCat("redl[w * ", rows, " + pr]"),
                       lse_ ? " * wt[w] * il" : "", ";\n");
-      absl::StrAppend(&s, "    *(", dst, ") = ",
-                      Half16Of(t.dtype) != nullptr ? absl::StrCat(Half16Of(t.dtype)->from_f32, "(v)")
-                                                   : std::string("v"),
-                      ";\n");
+      absl::StrAppend(&s, "    *(", dst, ") = ", FromF32(t, "v"), ";\n");
     }
     absl::StrAppend(&s, "  }\n");
   }

@@ -1263,8 +1263,7 @@ const char* KernelGen::OutType(int o) const {
 }
 
 std::string KernelGen::OutRound(int o, const std::string& x) const {
-  const DType dt = p_.tensors[k_.ops[o].tensor].dtype;
-  return dt == DType::kF32 ? x : absl::StrCat(internal::Half16Of(dt)->from_f32, "(", x, ")");
+  return internal::FromF32(p_.tensors[k_.ops[o].tensor], x);
 }
 
 std::pair<std::string, std::string> KernelGen::OutBase(int o) const {

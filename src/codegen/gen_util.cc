@@ -118,6 +118,16 @@ const Half16* Half16Of(DType dtype) {
   return nullptr;
 }
 
+std::string ToF32(const ConcreteTensor& t, const std::string& load) {
+  const Half16* h = Half16Of(t.dtype);
+  return h != nullptr ? absl::StrCat(h->to_f32, "(", load, ")") : load;
+}
+
+std::string FromF32(const ConcreteTensor& t, const std::string& v) {
+  const Half16* h = Half16Of(t.dtype);
+  return h != nullptr ? absl::StrCat(h->from_f32, "(", v, ")") : v;
+}
+
 absl::StatusOr<const Half16*> KernelHalf16(const BlockProgram& p, const ConcreteBlockGraph& k,
                                            absl::string_view kernel) {
   const Half16* found = nullptr;

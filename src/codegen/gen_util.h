@@ -70,6 +70,10 @@ struct Half16 {
 };
 // The spellings of f16 or bf16; nullptr for any other dtype.
 const Half16* Half16Of(DType dtype);
+// `load` (an element of tensor t) as f32: "F16ToF32(load)", "BF16ToF32(load)", or load (f32).
+std::string ToF32(const ConcreteTensor& t, const std::string& load);
+// The f32 expression `v` rounded to t's dtype: "F32ToF16(v)", "F32ToBF16(v)", or v (f32).
+std::string FromF32(const ConcreteTensor& t, const std::string& v);
 // The one 16-bit float format of the inputs of kernel `k` (f16 when it has none); Unimplemented
 // when they mix f16 and bf16 or one is neither (f32), naming the op: "codegen: kernel k0, op v0
 // (input): X is f32; matmul kernels read f16 or bf16 inputs only".

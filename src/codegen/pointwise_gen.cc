@@ -55,15 +55,6 @@
 namespace prism::codegen::internal {
 namespace {
 
-// `load` (an element of tensor t) as f32, and f32 `v` rounded to t's dtype (f32: unchanged).
-std::string ToF32(const ConcreteTensor& t, const std::string& load) {
-  const Half16* h = Half16Of(t.dtype);
-  return h != nullptr ? absl::StrCat(h->to_f32, "(", load, ")") : load;
-}
-std::string FromF32(const ConcreteTensor& t, const std::string& v) {
-  const Half16* h = Half16Of(t.dtype);
-  return h != nullptr ? absl::StrCat(h->from_f32, "(", v, ")") : v;
-}
 
 // The graph's block coordinates inside a pointwise kernel (bz = blockIdx.z / P).
 const std::array<const char*, 3> kAxes = {"bx", "by", "bz"};
