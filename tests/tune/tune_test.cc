@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "block/fixtures/fixtures.h"
+#include "codegen/split_fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -28,7 +28,6 @@
 #include "prism/block/block_instance.h"
 #include "prism/prune/block_family.h"
 #include "prism/prune/pruner.h"
-#include "prism/ir/text_format.h"
 #include "prism/prism.h"
 #include "prism/runtime/runtime.h"
 #include "testing/files.h"
@@ -110,9 +109,7 @@ void CheckPipeline(const PipelineCase& c) {
   ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(c.fixture, c.sizes));
   if (c.dtype != DType::kF16) {
-    const std::string to = absl::StrCat(" ", DTypeName(c.dtype), "[");
-    ASSERT_OK_AND_ASSIGN(f.program,
-                         ParseProgram(absl::StrReplaceAll(PrintProgram(f.program), {{" f16[", to}})));
+    ASSERT_OK_AND_ASSIGN(f, codegen_test::WithDType(std::move(f), c.dtype));
   }
   TuneOptions options = Options(false);
   options.instances_per_family = 12;  // enough for the checks; 96 (the default) is slow under ASan
