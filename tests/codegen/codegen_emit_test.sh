@@ -4,7 +4,8 @@
 # CLUSTER, DEFER_CHAINED, CHAINED_B_SMEM); an OUTDIR it
 # cannot write is exit 1 with
 # "codegen_emit: cannot write '<path>'"; PRISM_EMIT_BALANCE pads, and a malformed value is exit 2
-# with "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED".  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
+# with "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED"; PRISM_EMIT_DTYPE
+# bf16 / f32 reach the bf16 mma and the f32 path, another value is exit 2 with its message.  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
 set -u
 emit=$1
 tmp=$2/codegen_emit_test
@@ -48,6 +49,16 @@ for bad in "132,233472" "132,x,1024" ""; do
   [ "$(cat "$tmp/err")" = "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED" ] ||
     fail "PRISM_EMIT_BALANCE='$bad' message: $(cat "$tmp/err")"
 done
+# PRISM_EMIT_DTYPE makes the fixture's f16 tensors bf16 or f32; another value is exit 2.
+PRISM_EMIT_DTYPE=bf16 "$emit" rmsnorm_linear 1 g=64,F=4,T=64,S=1 "$tmp/bf" || fail "emit in bf16 failed"
+grep -q "MmaM16N8K16BF16(acc" "$tmp/bf/kernel.cu" || fail "PRISM_EMIT_DTYPE=bf16 did not use the bf16 mma"
+PRISM_EMIT_DTYPE=f32 "$emit" rmsnorm_linear 1 g=64,F=16,T=64,S=1 "$tmp/f32" || fail "emit in f32 failed"
+grep -q "FmaTilesF32(acc" "$tmp/f32/kernel.cu" || fail "PRISM_EMIT_DTYPE=f32 did not use the f32 path"
+PRISM_EMIT_DTYPE=f64 "$emit" rmsnorm_linear 1 g=64,F=4,T=64,S=1 "$tmp/f64" 2> "$tmp/err"
+rc=$?
+[ $rc -eq 2 ] || fail "PRISM_EMIT_DTYPE=f64: exit $rc, expected 2"
+[ "$(cat "$tmp/err")" = "codegen_emit: PRISM_EMIT_DTYPE must be f16, bf16 or f32" ] ||
+  fail "PRISM_EMIT_DTYPE=f64 message: $(cat "$tmp/err")"
 echo x > "$tmp/file"
 "$emit" rmsnorm_linear_split 8 g=32,s=4,F=16,T=128,S=4 "$tmp/file/out" 2> "$tmp/err" && fail "emit into a regular file succeeded"
 [ "$(cat "$tmp/err")" = "codegen_emit: cannot write '$tmp/file/out/kernel.cu'" ] || fail "message: $(cat "$tmp/err")"
