@@ -2234,6 +2234,26 @@ TEST(CodegenTest, PrologueOnTheAFragments) {
   EXPECT_THAT(GenerateCuda(p32), StatusIs(absl::StatusCode::kUnimplemented,
                                           "codegen: kernel k0, op U (silu): elementwise ops on "
                                           "the A tile of an f32 matmul are not supported"));
+  // An op on the B tile (matmul(X, exp(W))) has no prologue: refused by name.
+  constexpr int64_t R = kReplicate;
+  SGraph g{"b_prologue"};
+  ASSERT_OK_AND_ASSIGN(Expr gx, g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(512)));
+  ASSERT_OK_AND_ASSIGN(Expr fl, g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(1024)));
+  ASSERT_OK_AND_ASSIGN(Expr t, g.AddParam("T", ParamRole::kThreads, *Domain::Set({128})));
+  ASSERT_OK_AND_ASSIGN(Expr st, g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 3)));
+  const int x = g.AddInput("X", DType::kF16, {8, 1024});
+  const int w = g.AddInput("W", DType::kF16, {1024, 512});
+  const int y = g.AddOutput("Y", DType::kF16, {8, 512});
+  BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, fl, st);
+  const int xt = kb.Input("Xt", x, {R, R, R}, 1);
+  const int ew = kb.Unary("EW", OpKind::kExp, kb.Input("Wt", w, {1, R, R}, 0));
+  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, ew)), y, {1, R, R});
+  std::move(kb).Finish("k0");
+  ASSERT_OK_AND_ASSIGN(BlockProgram pb, Instantiate(g, a));
+  EXPECT_THAT(GenerateCuda(pb),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "codegen: kernel k0, op P (matmul): matmul operands must be loop input "
+                       "tiles (or, for A, elementwise ops of such tiles)"));
 }
 
 }  // namespace
