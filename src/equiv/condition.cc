@@ -61,6 +61,19 @@ std::optional<bool> SameRank(Args a) {
   return x->size() == y->size();
 }
 
+// a and b broadcast against each other at one rank: every pair of dims is equal or has a 1.
+std::optional<bool> CoBroadcast(Args a) {
+  const SymShape *x = ShapeOf(a[0]), *y = ShapeOf(a[1]);
+  if (x == nullptr || y == nullptr) return std::nullopt;
+  if (x->size() != y->size()) return false;
+  for (size_t i = 0; i < x->size(); ++i) {
+    if ((*x)[i] != (*y)[i] && (*x)[i] != SymSize::Const(1) && (*y)[i] != SymSize::Const(1)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<bool> RankLe(Args a) {
   const SymShape *x = ShapeOf(a[0]), *y = ShapeOf(a[1]);
   if (x == nullptr || y == nullptr) return std::nullopt;
@@ -159,6 +172,8 @@ const std::vector<PredicateInfo>& PredicateTable() {
       {"distinct", {K::kInt, K::kInt}, "integers d and e differ", Distinct},
       {"same-shape", {K::kTensor, K::kTensor}, "a and b have equal shapes", SameShape},
       {"same-rank", {K::kTensor, K::kTensor}, "a and b have equal ranks", SameRank},
+      {"co-broadcast", {K::kTensor, K::kTensor},
+       "same rank, every pair of dims equal or one of them 1", CoBroadcast},
       {"rank-le", {K::kTensor, K::kTensor}, "rank(a) <= rank(b)", RankLe},
       {"same-except", {K::kTensor, K::kTensor, K::kInt},
        "same rank and equal dims except dim k", SameExcept},

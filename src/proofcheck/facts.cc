@@ -386,6 +386,15 @@ Answer Evaluate(absl::string_view p, const Args& a, const Env& env) {
   if (p == "same-shape") return Shapes2(a, [](const Shape& x, const Shape& y) { return x == y; });
   if (p == "same-rank") return Shapes2(a, [](const Shape& x, const Shape& y) { return x.size() == y.size(); });
   if (p == "rank-le") return Shapes2(a, [](const Shape& x, const Shape& y) { return x.size() <= y.size(); });
+  if (p == "co-broadcast") {
+    return Shapes2(a, [](const Shape& x, const Shape& y) {
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (x[i] != y[i] && x[i] != kOne && y[i] != kOne) return false;
+      }
+      return true;
+    });
+  }
   if (p == "contractible") {
     return Shapes2(a, [](const Shape& x, const Shape& y) {
       return x.size() >= 2 && y.size() >= 2 && x.back() == y[y.size() - 2];
@@ -466,6 +475,7 @@ std::optional<std::vector<bool>> PredicateSignature(absl::string_view name) {
       {"free-of", {true, true}},          {"dim-is", {true, false, false}},
       {"distinct", {false, false}},       {"same-shape", {true, true}},
       {"same-rank", {true, true}},        {"rank-le", {true, true}},
+      {"co-broadcast", {true, true}},
       {"same-except", {true, true, false}}, {"broadcasts-into", {true, true}},
       {"broadcast-unit", {true, true, false}}, {"row-scale", {true, true}},
       {"col-scale", {true, true}},        {"batch-dim", {true, false}},

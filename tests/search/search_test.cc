@@ -500,6 +500,43 @@ TEST_F(SearchTest, ALinearLayerOverABatchOfRows) {
   }
 }
 
+// A linear layer with a bias row or a residual, add(X·W, E): the parallel rules sliced the two
+// operands of an elementwise op together only when their shapes were equal, so a bias [1, N]
+// sliced along N (the grid over W's columns) was not proved, and the only families left split K
+// with the whole N in one combine block (2026-12-05: 4 minutes in the pruner, then no family
+// codegen could generate). With co-broadcast operands, families slice E's columns with W's,
+// and the best family is one kernel.
+TEST_F(SearchTest, ABiasOrResidualIsSlicedWithTheColumns) {
+  for (const int64_t rows : {int64_t{1}, int64_t{8}}) {
+    SCOPED_TRACE(rows == 1 ? "bias [1, N]" : "residual [M, N]");
+    ProgramBuilder pb;
+    const TensorId x = pb.Input("X", DType::kF16, {8, 512});
+    const TensorId w = pb.Input("W", DType::kF16, {512, 256});
+    const TensorId e = pb.Input("E", DType::kF16, {rows, 256});
+    const TensorId y = pb.Add(pb.MatMul(x, w), e);
+    pb.SetName(y, "Y");
+    pb.Output(y);
+    ASSERT_OK_AND_ASSIGN(Program p, std::move(pb).Build());
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, TestConfig(), target_));
+    ASSERT_FALSE(r.families.empty());
+    EXPECT_EQ(r.families[0].kernels, 1) << Describe(r);
+    // Families whose grid slices E's columns (an imap axis on E's dim 1).
+    SearchConfig unpruned = TestConfig();
+    unpruned.prune = false;
+    ASSERT_OK_AND_ASSIGN(SearchResult all, Search(p, unpruned, target_));
+    int e_sliced = 0;
+    for (const FamilyResult& fam : all.families) {
+      const ExprContext& ctx = fam.graph->ctx();
+      for (const BlockOp& op : fam.graph->kernels()[0].block().ops) {
+        if (op.kind != BlockOpKind::kInput || fam.graph->tensors()[op.tensor].name != "E") continue;
+        for (const Expr& m : op.map) e_sliced += ctx.is_const(m) && ctx.const_value(m) == 1;
+      }
+    }
+    EXPECT_GT(e_sliced, 0) << Describe(all);
+    ExpectFamiliesEmulate(p, r);
+  }
+}
+
 // mean(x, -1) is sum(x, -1) / n: div_count divides by the reduced extent exactly (as the rule
 // mean-def says, never by a rounded 1/n). Before 2026-12-05 a Program with mean had no family.
 // A cached structure replays with the count of the new size.

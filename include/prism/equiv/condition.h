@@ -15,6 +15,7 @@
 //   (distinct d e)          integers d and e differ
 //   (same-shape a b)  (same-rank a b)  (rank-le a b)
 //   (same-except a b k)     same rank, equal dims except dim k (normalized for a's rank)
+//   (co-broadcast a b)      same rank, every pair of dims equal or one of them 1
 //   (broadcasts-into b a)   broadcasting b against a gives a's shape
 //   (broadcast-unit b a k)  b broadcasts into a and b's dim aligned with a's dim k is 1 or absent
 //   (row-scale r a)         (broadcast-unit r a -1): r scales the rows of a
