@@ -172,6 +172,7 @@ class KernelGen {
   std::vector<SumSqPlan> sumsqs_;
   std::vector<PostMatMulPlan> post_matmuls_;
   std::set<int> invariant_inputs_;  // loop-invariant input ops (read from global memory)
+  std::set<int> epilogue_inputs_;    // those read by after-loop elementwise ops
   std::set<int> post_operands_;     // accumulators used only as an after-loop matmul's A
   // An after-loop add of two matmul accumulators of the same N tile, each used by it alone
   // (lora's split partial X·W + (X·A)·B): add op → (the plan it is folded into, the folded
@@ -447,10 +448,19 @@ absl::Status KernelGen::Analyze() {
                        std::any_of(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
                          return m.chained && m.op == i;
                        }));
-        if (!post_b) {
+        // An operand of an after-loop elementwise op (a bias [1, N] or residual [M, N] tile
+        // added in the epilogue): read from global memory per stored element (ElementExpr).
+        const bool epilogue =
+            op.phase == Phase::kAfter &&
+            (op.kind == BlockOpKind::kUnary || op.kind == BlockOpKind::kBinary ||
+             op.kind == BlockOpKind::kInvRms || op.kind == BlockOpKind::kDivCount);
+        if (epilogue) {
+          epilogue_inputs_.insert(in);
+        } else if (!post_b) {
           return Err(in,
                      "loop-invariant input tiles are supported only as the B operand of an "
-                     "after-loop or a chained matmul");
+                     "after-loop or a chained matmul, or as operands of after-loop "
+                     "elementwise ops");
         }
       }
     }
@@ -519,7 +529,10 @@ absl::Status KernelGen::Analyze() {
   }
   for (int i = 0; i < static_cast<int>(k_.ops.size()); ++i) {
     const ConcreteBlockOp& op = k_.ops[i];
-    if (op.phase != Phase::kAfter && op.kind != BlockOpKind::kOutput) continue;
+    if (op.phase != Phase::kAfter && op.kind != BlockOpKind::kOutput &&
+        !epilogue_inputs_.count(i)) {
+      continue;
+    }
     if (post_operands_.count(i) || side_ops.count(i)) continue;
     if (op.tile.size() != 2 || (op.tile[0] != 1 && op.tile[0] != mt_) ||
         (op.tile[1] != 1 && op.tile[1] != nt_)) {
@@ -619,6 +632,15 @@ std::string KernelGen::ElementExpr(int i, const std::vector<int64_t>& out_tile) 
                                          [&](const SumSqPlan& x) { return x.acc == i; });
       e = absl::StrCat("ReduceAcc(reinterpret_cast<const float*>(smem + ", s.red_offset, "), ", m,
                        ", ", mtiles_ * kMmaM, ")");
+      break;
+    }
+    case BlockOpKind::kInput: {
+      // A loop-invariant input tile (epilogue_inputs_) at element (m, n) of the stored tile,
+      // from global memory; an extent-1 dim (a bias row) broadcasts.
+      const ConcreteTensor& t = p_.tensors[op.tensor];
+      e = internal::ToF32(t, absl::StrCat(ParamName(op.tensor), "[(long long)(",
+                                          TileOrigin(i, 0, false), " + ", m, ") * ", t.shape[1],
+                                          "LL + ", TileOrigin(i, 1, false), " + ", n, "]"));
       break;
     }
     case BlockOpKind::kInvRms:

@@ -736,7 +736,9 @@ TEST(CodegenTest, RowFixturesMatchTheirPrograms) {
       {"gqa_scaled", {{"G", 2}, {"Lq", 16}, {"D", 32}, {"L", 128}}, {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"F", 2}, {"T", 64}, {"S", 1}}},
       {"prologue_silu", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"prologue_exp_rms", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
-      {"prologue_swiglu", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
+      {"prologue_swiglu", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"epilogue_bias", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"epilogue_residual", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
   for (const auto& [name, sizes, assignment] : cases) {
     SCOPED_TRACE(name);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture(name, sizes));
@@ -2254,6 +2256,66 @@ TEST(CodegenTest, PrologueOnTheAFragments) {
               StatusIs(absl::StatusCode::kUnimplemented,
                        "codegen: kernel k0, op P (matmul): matmul operands must be loop input "
                        "tiles (or, for A, elementwise ops of such tiles)"));
+}
+
+// A loop-invariant input tile as an operand of an after-loop elementwise op (a linear layer's
+// bias or residual): read from global memory per stored element at its block origin, a bias
+// row broadcast over the rows; any other invariant use is refused by name.
+TEST(CodegenTest, InvariantInputsInTheEpilogue) {
+  const fixtures::Sizes sizes = {{"M", 8}, {"K", 1024}, {"N", 512}};
+  const Assignment a = {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}};
+  struct Case {
+    const char* fixture;
+    DType dtype;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"epilogue_bias", DType::kF16,
+       "const float v2 = F16ToF32(t_Bv[(long long)(0LL + 0) * 512LL + (long long)blockIdx.x * "
+       "32LL + n]);  // Et (input)"},
+      {"epilogue_bias", DType::kBF16,
+       "const float v2 = BF16ToF32(t_Bv[(long long)(0LL + 0) * 512LL + (long long)blockIdx.x * "
+       "32LL + n]);  // Et (input)"},
+      {"epilogue_bias", DType::kF32,
+       "const float v2 = t_Bv[(long long)(0LL + 0) * 512LL + (long long)blockIdx.x * 32LL + "
+       "n];  // Et (input)"},
+      {"epilogue_residual", DType::kF16,
+       "const float v2 = F16ToF32(t_Res[(long long)(0LL + m) * 512LL + (long long)blockIdx.x * "
+       "32LL + n]);  // Et (input)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.fixture) + " " + std::string(DTypeName(c.dtype)));
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                         codegen_test::MakeAnyFixture(c.fixture, sizes, c.dtype));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, a));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    EXPECT_TRUE(absl::StrContains(code.source, c.expected)) << code.source;
+    EXPECT_THAT(code.source, HasSubstr("const float v5 = v4 + v2;  // Yt (add)"));
+  }
+  // An invariant tile stored as it is (no elementwise op reads it): refused by name.
+  constexpr int64_t R = kReplicate;
+  SGraph g{"stored_bias"};
+  ASSERT_OK_AND_ASSIGN(Expr gx, g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(512)));
+  ASSERT_OK_AND_ASSIGN(Expr fl, g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(1024)));
+  ASSERT_OK_AND_ASSIGN(Expr t, g.AddParam("T", ParamRole::kThreads, *Domain::Set({128})));
+  ASSERT_OK_AND_ASSIGN(Expr st, g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 3)));
+  const int x = g.AddInput("X", DType::kF16, {8, 1024});
+  const int w = g.AddInput("W", DType::kF16, {1024, 512});
+  const int bv = g.AddInput("Bv", DType::kF16, {1, 512});
+  const int y = g.AddOutput("Y", DType::kF16, {8, 512});
+  const int bc = g.AddOutput("Bc", DType::kF16, {1, 512});
+  BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, fl, st);
+  const int xt = kb.Input("Xt", x, {R, R, R}, 1);
+  const int wt = kb.Input("Wt", w, {1, R, R}, 0);
+  const int bt = kb.Input("Bt", bv, {1, R, R}, R);
+  kb.Output(kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, wt)), y, {1, R, R});
+  kb.Output(bt, bc, {1, R, R});
+  std::move(kb).Finish("k0");
+  ASSERT_OK_AND_ASSIGN(BlockProgram pb, Instantiate(g, a));
+  EXPECT_THAT(GenerateCuda(pb),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "codegen: kernel k0, op #6 (output): only outputs computed after the "
+                       "forloop are supported"));
 }
 
 }  // namespace

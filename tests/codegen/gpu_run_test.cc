@@ -507,6 +507,13 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"g", 4}, {"F", 2}, {"T", 256}, {"S", 2}}},
                            GpuCase{"prologue_swiglu", {{"M", 8}, {"K", 1024}, {"N", 512}},
                                    {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+                           // A bias row (f16, bf16) and a residual added in the epilogue.
+                           GpuCase{"epilogue_bias", {{"M", 8}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+                           BF16(GpuCase{"epilogue_bias", {{"M", 8}, {"K", 1024}, {"N", 512}},
+                                        {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
+                           GpuCase{"epilogue_residual", {{"M", 24}, {"K", 512}, {"N", 256}},
+                                   {{"g", 4}, {"F", 2}, {"T", 256}, {"S", 2}}},
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},

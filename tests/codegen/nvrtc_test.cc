@@ -519,6 +519,11 @@ TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
       {"prologue_exp_rms", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
       {"prologue_swiglu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
       {"prologue_swiglu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+      // A bias row and a residual added in the epilogue (codegen_test's
+      // InvariantInputsInTheEpilogue).
+      {"epilogue_bias", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
+      {"epilogue_bias", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+      {"epilogue_residual", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
   };
   for (const Case& c : cases) {
     std::string label = absl::StrCat(c.fixture, " ", DTypeName(c.dtype));

@@ -267,6 +267,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeBatchedMatmulFixture(absl::string_v
 //                     squares and a prologue on one tile
 //   prologue_swiglu   SwiGLU's down projection from G and U [M, K]: (silu(G) ⊙ U)·W, both
 //                     tiles loaded and combined per fragment
+// (epilogue_bias and epilogue_residual: MakeEpilogueFixture below.)
 inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view name,
                                                              const fixtures::Sizes& sizes) {
   const bool rms = name == "prologue_exp_rms", swiglu = name == "prologue_swiglu";
@@ -313,6 +314,49 @@ inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view n
   } else {
     py = p.MatMul(p.Silu(px), pw);
   }
+  p.SetName(py, "Y");
+  p.Output(py);
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
+// A linear layer with a loop-invariant input added after the loop, as the search emits it
+// (sizes M, K, N): Y [M, N] = X [M, K] · W [K, N] + E, grid g over N, forloop over K, E's
+// column tile read by the epilogue (imap on N, no fmap):
+//   epilogue_bias      E = Bv [1, N], a bias row broadcast over the M rows
+//   epilogue_residual  E = Res [M, N], a residual
+inline absl::StatusOr<fixtures::Fixture> MakeEpilogueFixture(absl::string_view name,
+                                                             const fixtures::Sizes& sizes) {
+  const bool bias = name == "epilogue_bias";
+  if (!bias && name != "epilogue_residual") {
+    return absl::NotFoundError(absl::StrCat("no epilogue fixture ", name));
+  }
+  const int64_t m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
+  const int64_t em = bias ? 1 : m;
+  const char* ename = bias ? "Bv" : "Res";
+  constexpr int64_t R = kReplicate;
+  SGraph g{std::string(name)};
+  PRISM_ASSIGN_OR_RETURN(const Expr gn, SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
+  PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
+                                                  Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  const int x = g.AddInput("X", DType::kF16, {m, k});
+  const int w = g.AddInput("W", DType::kF16, {k, n});
+  const int e = g.AddInput(ename, DType::kF16, {em, n});
+  const int y = g.AddOutput("Y", DType::kF16, {m, n});
+  BlockGraphBuilder kb(g, {gn, g.One(), g.One()}, t, f, st);
+  const int xt = kb.Input("Xt", x, {R, R, R}, 1);
+  const int wt = kb.Input("Wt", w, {1, R, R}, 0);
+  const int et = kb.Input("Et", e, {1, R, R}, R);
+  const int acc = kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", xt, wt));
+  kb.Output(kb.Binary("Yt", OpKind::kAdd, acc, et), y, {1, R, R});
+  std::move(kb).Finish("k0");
+  ProgramBuilder p;
+  const TensorId px = p.Input("X", DType::kF16, {m, k});
+  const TensorId pw = p.Input("W", DType::kF16, {k, n});
+  const TensorId pe = p.Input(ename, DType::kF16, {em, n});
+  const TensorId py = p.Add(p.MatMul(px, pw), pe);
   p.SetName(py, "Y");
   p.Output(py);
   PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());
@@ -390,6 +434,7 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
   }
   if (name == "gqa_scaled") return MakeScaledAttentionFixture(sizes);
   if (absl::StartsWith(name, "prologue_")) return MakePrologueFixture(name, sizes);
+  if (absl::StartsWith(name, "epilogue_")) return MakeEpilogueFixture(name, sizes);
   const bool lora = name == "lora_splitk";
   if (!lora && name != "gated_mlp_splitk") {
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));
