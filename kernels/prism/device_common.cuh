@@ -323,6 +323,16 @@ __device__ __forceinline__ void LoadAFragment(u32_t (&a)[4], const f16_t* s, int
   }
 }
 
+// The A fragment of a one-row tile broadcast over the rows (an operand [1, K] of an elementwise
+// op on a matmul's A tile, e.g. RMSNorm's gain): every row of the fragment is the tile's row 0,
+// cols [k0, k0+16).
+__device__ __forceinline__ void LoadARowFragment(u32_t (&a)[4], const f16_t* s, int k0,
+                                                 int lane) {
+  const int c = k0 + 2 * (lane & 3);
+  a[0] = a[1] = *reinterpret_cast<const u32_t*>(s + c);      // (every row, c..c+1)
+  a[2] = a[3] = *reinterpret_cast<const u32_t*>(s + c + 8);  // (every row, c+8..c+9)
+}
+
 // B fragment of rows [k0, k0+16) × cols [n0, n0+8) of a row-major (k-major) shared tile.
 __device__ __forceinline__ void LoadBFragment(u32_t (&b)[2], const f16_t* s, int pitch, int k0,
                                               int n0, int lane) {

@@ -62,9 +62,9 @@ struct MatMulPlan {
   // Elementwise ops between loop input tiles and the matmul's A operand (matmul(silu(X), W),
   // matmul(silu(G) ⊙ U, W)), in op order: applied to the A fragments after each load (the
   // prologue), rounded back to the inputs' format. `a_leaves` are the input tiles they read
-  // (all of A's shape; `a` is the first), `a_key` names the fragments: `a` without ops, else
-  // the operand (the last op).
-  std::vector<int> a_ops, a_leaves;
+  // (of A's shape, or one row [1, K] broadcast over the rows: `a_row_leaves`; `a` is the first
+  // of A's shape), `a_key` names the fragments: `a` without ops, else the operand (the last op).
+  std::vector<int> a_ops, a_leaves, a_row_leaves;
   int a_key = -1;
   int64_t n = 0;           // the N tile
   int64_t red_offset = 0;  // bytes within the reduction buffer
@@ -298,11 +298,18 @@ absl::Status KernelGen::Analyze() {
         // The A operand may be elementwise ops (unary, or binary of two such) of loop input
         // tiles of its own shape, each op used by this matmul alone.
         std::vector<int> ops, leaves;
+        std::vector<int> row_leaves;  // one-row leaves broadcast over A's rows
         const std::function<bool(int)> collect = [&](int x) {
           const ConcreteBlockOp& o = k_.ops[x];
           if (input_index_.count(x)) {
-            if (o.tile != k_.ops[a].tile) return false;
+            const Shape& at = k_.ops[a].tile;
+            const bool row = o.tile.size() == 2 && at.size() == 2 && o.tile[0] == 1 &&
+                             at[0] > 1 && o.tile[1] == at[1];
+            if (o.tile != at && !row) return false;
             if (std::find(leaves.begin(), leaves.end(), x) == leaves.end()) leaves.push_back(x);
+            if (row && std::find(row_leaves.begin(), row_leaves.end(), x) == row_leaves.end()) {
+              row_leaves.push_back(x);
+            }
             return true;
           }
           if ((o.kind != BlockOpKind::kUnary && o.kind != BlockOpKind::kBinary) ||
@@ -324,10 +331,17 @@ absl::Status KernelGen::Analyze() {
           std::sort(ops.begin(), ops.end());
           std::sort(leaves.begin(), leaves.end());
           for (int c : ops) prologue_.insert(c);
-          a_in = leaves.front();
+          // The fragments' own load: the first leaf of A's shape (a row leaf is loaded beside).
+          a_in = -1;
+          for (int l : leaves) {
+            if (a_in < 0 && std::count(row_leaves.begin(), row_leaves.end(), l) == 0) a_in = l;
+          }
+          if (a_in < 0) a_in = leaves.front();
+          std::stable_partition(leaves.begin(), leaves.end(), [&](int l) { return l == a_in; });
         } else {
           ops.clear();
           leaves.clear();
+          row_leaves.clear();
         }
         if (!input_index_.count(a_in) || !input_index_.count(b)) {
           return Err(i, "matmul operands must be loop input tiles (or, for A, elementwise ops of "
@@ -347,6 +361,7 @@ absl::Status KernelGen::Analyze() {
         m.a = a_in;
         m.a_ops = ops;
         m.a_leaves = leaves;
+        m.a_row_leaves = row_leaves;
         m.a_key = ops.empty() ? a_in : a;
         m.b = b;
         m.n = tb[1];
@@ -380,6 +395,11 @@ absl::Status KernelGen::Analyze() {
                                                                       m.a_leaves.end(), x) > 0;
                                       });
         if (!is_a) return Err(i, "the sum of squares must be over a matmul's A tile (fused)");
+        if (std::any_of(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
+              return std::count(m.a_row_leaves.begin(), m.a_row_leaves.end(), x) > 0;
+            })) {
+          return Err(i, "the sum of squares of a row broadcast over the A tile is not supported");
+        }
         SumSqPlan s;
         s.acc = i;
         s.a_input = x;
@@ -952,6 +972,12 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
           }
         }
         if (leaf != loads.front()) absl::StrAppend(&s, "        u32_t l", leaf, "[4];\n");
+        if (std::count(ap->a_row_leaves.begin(), ap->a_row_leaves.end(), leaf) > 0) {
+          // One row broadcast over the fragment's rows (no Σx² is taken of it: Analyze).
+          absl::StrAppend(&s, "        LoadARowFragment(", reg(leaf), ", reinterpret_cast<const ",
+                          h_->type, "*>(base + ", in.offset, "), kc * 16, lane);\n");
+          continue;
+        }
         const std::string call_args =
             absl::StrCat("(", reg(leaf), ", reinterpret_cast<const ", h_->type, "*>(base + ",
                          in.offset, "), ", in.pitch, ", ", in.rows, ", mt * 16, kc * 16, lane, ");

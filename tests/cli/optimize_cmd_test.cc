@@ -130,6 +130,21 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
       {"bf16_gemv",
        "X = input bf16[8, 1024]\nW = input bf16[1024, 512]\nY = matmul(X, W)\noutput Y\n",
        " (1 kernel) at gx=", "MmaM16N8K16BF16("},
+      // A linear layer's bias row and a residual, read by the GEMM's epilogue (no family
+      // sliced them with the columns before 2026-12-05; the bias search took minutes).
+      {"bias_gemv",
+       "X = input f16[8, 1024]\nW = input f16[1024, 512]\nB = input f16[1, 512]\n"
+       "Y = add(matmul(X, W), B)\noutput Y\n",
+       " (1 kernel) at gx=", "F16ToF32(t_B[(long long)(0LL + 0) * 512LL + "},
+      {"residual_gemv",
+       "X = input f16[8, 1024]\nW = input f16[1024, 512]\nR = input f16[8, 512]\n"
+       "Y = add(matmul(X, W), R)\noutput Y\n",
+       "selected  family #", "F16ToF32(t_R[(long long)(0LL + m) * 512LL + "},
+      // Llama's RMSNorm with its gain before a linear layer: the gain row on the A fragments.
+      {"rms_gain_gemv",
+       "X = input f16[2, 4096]\nG = input f16[1, 4096]\nW = input f16[4096, 1024]\n"
+       "Y = matmul(mul(rms_norm(X, -1), G), W)\noutput Y\n",
+       " (1 kernel) at gx=", "LoadARowFragment(l1, "},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.name);

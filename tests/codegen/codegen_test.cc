@@ -737,6 +737,7 @@ TEST(CodegenTest, RowFixturesMatchTheirPrograms) {
       {"prologue_silu", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"prologue_exp_rms", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"prologue_swiglu", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
+      {"prologue_gain", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"epilogue_bias", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}},
       {"epilogue_residual", {{"M", 8}, {"K", 64}, {"N", 32}}, {{"g", 2}, {"F", 2}, {"T", 64}, {"S", 2}}}};
   for (const auto& [name, sizes, assignment] : cases) {
@@ -2218,6 +2219,14 @@ TEST(CodegenTest, PrologueOnTheAFragments) {
         "          const float x0_0 = F16ToF32(a4[mt][j] & 0xffffu), x0_1 = F16ToF32(a4[mt][j] >> 16),\n"
         "                      x1_0 = F16ToF32(l1[j] & 0xffffu), x1_1 = F16ToF32(l1[j] >> 16);\n"
         "          a4[mt][j] = PackF16x2((prism_dev::Silu(x0_0) * x1_0), (prism_dev::Silu(x0_1) * x1_1));"}},
+      // A one-row tile (RMSNorm's gain) broadcast over the fragments' rows; Σx² of X beside.
+      {"prologue_gain", DType::kF16,
+       {"LoadAFragment<true>(a3[mt], ",
+        "LoadARowFragment(l1, reinterpret_cast<const f16_t*>(base + 2176), kc * 16, lane);",
+        "a3[mt][j] = PackF16x2((x0_0 * x1_0), (x0_1 * x1_1));"}},
+      {"prologue_gain", DType::kBF16,
+       {"LoadARowFragment(l1, reinterpret_cast<const bf16_t*>(base + 2176), kc * 16, lane);",
+        "a3[mt][j] = PackBF16x2((x0_0 * x1_0), (x0_1 * x1_1));"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.fixture) + " " + std::string(DTypeName(c.dtype)));
@@ -2316,6 +2325,36 @@ TEST(CodegenTest, InvariantInputsInTheEpilogue) {
               StatusIs(absl::StatusCode::kUnimplemented,
                        "codegen: kernel k0, op #6 (output): only outputs computed after the "
                        "forloop are supported"));
+}
+
+// The one-row operand of an A prologue (RMSNorm's gain) is loaded by broadcast, not as an A
+// tile: a sum of squares over it is refused by name.
+TEST(CodegenTest, SumOfSquaresOfABroadcastRowIsRefused) {
+  constexpr int64_t R = kReplicate;
+  SGraph g{"gain_sumsq"};
+  ASSERT_OK_AND_ASSIGN(Expr gx, g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(512)));
+  ASSERT_OK_AND_ASSIGN(Expr fl, g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(1024)));
+  ASSERT_OK_AND_ASSIGN(Expr t, g.AddParam("T", ParamRole::kThreads, *Domain::Set({128})));
+  ASSERT_OK_AND_ASSIGN(Expr st, g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 3)));
+  const int x = g.AddInput("X", DType::kF16, {8, 1024});
+  const int gn = g.AddInput("Gn", DType::kF16, {1, 1024});
+  const int w = g.AddInput("W", DType::kF16, {1024, 512});
+  const int y = g.AddOutput("Y", DType::kF16, {8, 512});
+  BlockGraphBuilder kb(g, {gx, g.One(), g.One()}, t, fl, st);
+  const int xt = kb.Input("Xt", x, {R, R, R}, 1);
+  const int gt = kb.Input("Gnt", gn, {R, R, R}, 1);
+  const int wt = kb.Input("Wt", w, {1, R, R}, 0);
+  const int acc = kb.Accumulate(
+      "A", BlockOpKind::kAccSum, kb.MatMul("P", kb.Binary("H", OpKind::kMul, xt, gt), wt));
+  const int ss = kb.Accumulate("Q", BlockOpKind::kAccSumSqLast, gt);
+  kb.Output(kb.Binary("Yt", OpKind::kMul, acc, kb.InvRms("r", ss, g.Const(1024), 0.0)), y,
+            {1, R, R});
+  std::move(kb).Finish("k0");
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(g, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 2}}));
+  EXPECT_THAT(GenerateCuda(p),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       "codegen: kernel k0, op Q (acc_sumsq_last): the sum of squares of a row "
+                       "broadcast over the A tile is not supported"));
 }
 
 }  // namespace

@@ -507,6 +507,11 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"g", 4}, {"F", 2}, {"T", 256}, {"S", 2}}},
                            GpuCase{"prologue_swiglu", {{"M", 8}, {"K", 1024}, {"N", 512}},
                                    {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+                           // RMSNorm's gain row broadcast over the A fragments (f16, bf16).
+                           GpuCase{"prologue_gain", {{"M", 8}, {"K", 1024}, {"N", 512}},
+                                   {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+                           BF16(GpuCase{"prologue_gain", {{"M", 8}, {"K", 1024}, {"N", 512}},
+                                        {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
                            // A bias row (f16, bf16) and a residual added in the epilogue.
                            GpuCase{"epilogue_bias", {{"M", 8}, {"K", 1024}, {"N", 512}},
                                    {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},

@@ -519,6 +519,8 @@ TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
       {"prologue_exp_rms", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
       {"prologue_swiglu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
       {"prologue_swiglu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+      {"prologue_gain", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
+      {"prologue_gain", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
       // A bias row and a residual added in the epilogue (codegen_test's
       // InvariantInputsInTheEpilogue).
       {"epilogue_bias", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},

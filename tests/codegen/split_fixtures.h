@@ -267,10 +267,14 @@ inline absl::StatusOr<fixtures::Fixture> MakeBatchedMatmulFixture(absl::string_v
 //                     squares and a prologue on one tile
 //   prologue_swiglu   SwiGLU's down projection from G and U [M, K]: (silu(G) ⊙ U)·W, both
 //                     tiles loaded and combined per fragment
+//   prologue_gain     Llama's RMSNorm with its gain Gn [1, K] before a linear layer:
+//                     ((X ⊙ Gn)·W) ⊙ 1/sqrt(Σ_k X²/K) (eps 0), Gn's one-row tile broadcast
+//                     over the A fragments' rows, Σx² of the raw X tile beside it
 // (epilogue_bias and epilogue_residual: MakeEpilogueFixture below.)
 inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view name,
                                                              const fixtures::Sizes& sizes) {
-  const bool rms = name == "prologue_exp_rms", swiglu = name == "prologue_swiglu";
+  const bool gain = name == "prologue_gain";
+  const bool rms = name == "prologue_exp_rms" || gain, swiglu = name == "prologue_swiglu";
   if (!rms && !swiglu && name != "prologue_silu") {
     return absl::NotFoundError(absl::StrCat("no prologue fixture ", name));
   }
@@ -283,14 +287,19 @@ inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view n
                                                   Domain::Set({64, 128, 256, 512})));
   PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
   const int x = g.AddInput("X", DType::kF16, {m, k});
-  const int gate = swiglu ? g.AddInput("Up", DType::kF16, {m, k}) : -1;
+  const int gate = swiglu ? g.AddInput("Up", DType::kF16, {m, k})
+                   : gain  ? g.AddInput("Gn", DType::kF16, {1, k})
+                           : -1;
   const int w = g.AddInput("W", DType::kF16, {k, n});
   const int y = g.AddOutput("Y", DType::kF16, {m, n});
   BlockGraphBuilder kb(g, {gn, g.One(), g.One()}, t, f, st);
   const int xt = kb.Input("Xt", x, {R, R, R}, 1);
-  const int upt = swiglu ? kb.Input("Upt", gate, {R, R, R}, 1) : -1;
+  const int upt = swiglu ? kb.Input("Upt", gate, {R, R, R}, 1)
+                  : gain  ? kb.Input("Gnt", gate, {R, R, R}, 1)
+                          : -1;
   const int wt = kb.Input("Wt", w, {1, R, R}, 0);
-  const int u = rms      ? kb.Unary("E", OpKind::kExp, kb.Scale("H", xt, 0.5))
+  const int u = gain     ? kb.Binary("H", OpKind::kMul, xt, upt)
+                : rms      ? kb.Unary("E", OpKind::kExp, kb.Scale("H", xt, 0.5))
                 : swiglu ? kb.Binary("H", OpKind::kMul, kb.Unary("S", OpKind::kSilu, xt), upt)
                          : kb.Unary("U", OpKind::kSilu, xt);
   int out = kb.Accumulate("A", BlockOpKind::kAccSum, kb.MatMul("P", u, wt));
@@ -302,13 +311,15 @@ inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view n
   std::move(kb).Finish("k0");
   ProgramBuilder p;
   const TensorId px = p.Input("X", DType::kF16, {m, k});
-  const TensorId pup = swiglu ? p.Input("Up", DType::kF16, {m, k}) : TensorId();
+  const TensorId pup = swiglu ? p.Input("Up", DType::kF16, {m, k})
+                       : gain  ? p.Input("Gn", DType::kF16, {1, k})
+                               : TensorId();
   const TensorId pw = p.Input("W", DType::kF16, {k, n});
   TensorId py;
   if (swiglu) {
     py = p.MatMul(p.Mul(p.Silu(px), pup), pw);
   } else if (rms) {
-    const TensorId e = p.Exp(p.Scale(px, 0.5));
+    const TensorId e = gain ? p.Mul(px, pup) : p.Exp(p.Scale(px, 0.5));
     const TensorId inv = p.Rsqrt(p.Scale(p.Sum(p.Square(px), 1), 1.0 / static_cast<double>(k)));
     py = p.Mul(p.MatMul(e, pw), inv);
   } else {
