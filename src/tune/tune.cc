@@ -736,7 +736,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     return absl::FailedPreconditionError(
         absl::StrCat("no family can be generated as CUDA yet: ", r.codegen_skips.size(),
                      r.codegen_skips.size() == 1 ? " family" : " families", " tried; ",
-                     absl::StrJoin(why, "; ")));
+                     absl::StrJoin(why, "; "), search::ChainedMatmulHint(program)));
   }
   r.times.candidates_s = seconds_since(candidates_start);
   if (codegen::NvrtcAvailable()) {

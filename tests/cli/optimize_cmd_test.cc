@@ -260,6 +260,10 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
   const std::string program = SmallProgram(dir);
   const std::string bias = dir + "/bias.prism";
   std::ofstream(bias) << "X = input f16[4, 64]\nb = input f16[64]\nY = add(X, b)\noutput Y\n";
+  const std::string mlp = dir + "/mlp.prism";
+  std::ofstream(mlp) << "X = input f16[8, 1024]\nW1 = input f16[1024, 2048]\n"
+                        "W2 = input f16[2048, 1024]\nY = matmul(gelu(matmul(X, W1)), W2)\n"
+                        "output Y\n";
   const std::string narrow = dir + "/narrow.prism";
   std::ofstream(narrow) << "X = input f16[4, 64]\nW = input f16[64, 12]\nY = matmul(X, W)\n"
                            "output Y\n";
@@ -274,6 +278,16 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
        "prism: error: the search found no family for this program; b f16[64] is broadcast "
        "against rank 2 by add (line 3): declare it as f16[1, 64] (the same elements; the block "
        "graph pairs tiles of equal rank)\n"},
+      // A matmul of a wide matmul: the intermediate would stay whole in each block.
+      {{"optimize", mlp, "--no-gpu", "--out", dir + "/mlp"},
+       2,
+       "prism: error: no family can be generated as CUDA yet: 1 family tried; codegen: kernel k0 "
+       "needs 256 f32 accumulator registers per thread (matmul N tile 2048 over 4 warp(s) along "
+       "N), over the limit of 192 (family #1); matmul (line 4) reads the [8, 2048] result of "
+       "matmul (line 4) through gelu: a kernel would keep that intermediate whole in each block, "
+       "and prism does not yet split a program into kernels at a tensor: run the two parts as "
+       "separate programs (the first with the intermediate as its output, the second with it as "
+       "an input)\n"},
       // A matmul of 12 columns: its tiles' rows are not whole 16-byte chunks.
       {{"optimize", narrow, "--no-gpu", "--out", dir + "/narrow"},
        2,

@@ -467,6 +467,40 @@ TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
   }
 }
 
+// A matmul of (elementwise ops of) a wider matmul has no generable family: the hint names
+// both and the ops between; lora's narrow X·A and matmuls of inputs get none.
+TEST(ChainedMatmulHintTest, NamesAMatmulOfAWideMatmul) {
+  const struct {
+    const char* text;
+    const char* hint;
+  } kCases[] = {
+      {"X = input f16[8, 1024]\nW1 = input f16[1024, 2048]\nW2 = input f16[2048, 1024]\n"
+       "Y = matmul(gelu(matmul(X, W1)), W2)\noutput Y\n",
+       "; matmul (line 4) reads the [8, 2048] result of matmul (line 4) through gelu: a kernel "
+       "would keep that intermediate whole in each block, and prism does not yet split a program "
+       "into kernels at a tensor: run the two parts as separate programs (the first with the "
+       "intermediate as its output, the second with it as an input)"},
+      {"X = input f16[8, 1024]\nW1 = input f16[1024, 512]\nB = input f16[1, 512]\n"
+       "W2 = input f16[512, 64]\nH = matmul(X, W1)\nY = matmul(scale(add(H, B), 2), W2)\n"
+       "output Y\n",
+       "; matmul (line 6) reads the [8, 512] result of matmul (line 5) through add, scale: a "
+       "kernel would keep that intermediate whole in each block, and prism does not yet split a "
+       "program into kernels at a tensor: run the two parts as separate programs (the first with "
+       "the intermediate as its output, the second with it as an input)"},
+      {"X = input f16[8, 1024]\nW = input f16[1024, 512]\nA = input f16[1024, 16]\n"
+       "B = input f16[16, 512]\nY = add(matmul(X, W), matmul(matmul(X, A), B))\noutput Y\n",
+       ""},
+      {"G = input f16[8, 2048]\nU = input f16[8, 2048]\nW = input f16[2048, 1024]\n"
+       "Y = matmul(mul(silu(G), U), W)\noutput Y\n",
+       ""},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    EXPECT_EQ(ChainedMatmulHint(p), c.hint);
+  }
+}
+
 // A linear layer over a batch of rows, X [B, M, K] · W [K, N] (one W for every batch): the
 // block graph had no matmul of tiles of different ranks and the rules no partition law for
 // it, so the search found no family (2026-12-05). Now families split the batch, M and N.

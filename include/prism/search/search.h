@@ -168,6 +168,15 @@ struct SearchResult {
 // 64] (...)".
 std::string NoFamilyHint(const Program& program);
 
+// Why no family of `program` may be generable as CUDA, when a cause is known ("" otherwise),
+// as a sentence to append to "no family can be generated as CUDA yet: ...": a matmul whose A
+// operand is (elementwise ops of) another matmul wider than 16 columns — the families keep
+// that intermediate in one block, which only a narrow one (lora's X·A [M, 16]) fits; prism
+// does not yet split a program into kernels at such a tensor. E.g. "; matmul (line 4) reads
+// the [8, 2048] result of matmul (line 4) through gelu: ... run the two parts as separate
+// programs (...)".
+std::string ChainedMatmulHint(const Program& program);
+
 // InvalidArgument for a Program with more than one output or for an unsupported config;
 // errors of rule loading and of the pruner's theories are returned as they are.
 absl::StatusOr<SearchResult> Search(const Program& program, const SearchConfig& config,
