@@ -296,7 +296,8 @@ absl::Status KernelGen::Analyze() {
           break;
         }
         // The A operand may be elementwise ops (unary, or binary of two such) of loop input
-        // tiles of its own shape, each op used by this matmul alone.
+        // tiles of its own shape or of one row [1, K] broadcast over its rows (RMSNorm's
+        // gain), each op used by this matmul alone.
         std::vector<int> ops, leaves;
         std::vector<int> row_leaves;  // one-row leaves broadcast over A's rows
         const std::function<bool(int)> collect = [&](int x) {
