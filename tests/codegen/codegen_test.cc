@@ -2188,6 +2188,20 @@ TEST(CodegenTest, F32Matmuls) {
 // Unary ops on a matmul's A operand inside the loop (split_fixtures.h prologue_*): applied to
 // the A fragments after each load, in f32, rounded back to the inputs' format; Σx² of the same
 // tile from the raw values. Chains elsewhere in the loop are refused by exact message.
+// The parameters of the hand-built [8, 1024] · [1024, 512] graphs of the refusal tests below:
+// g over N, F over K, T = 128, S in [1, 3).
+struct GemvParams {
+  Expr gx, f, t, st;
+};
+absl::StatusOr<GemvParams> DeclareGemvParams(SGraph& g) {
+  GemvParams p;
+  PRISM_ASSIGN_OR_RETURN(p.gx, g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(512)));
+  PRISM_ASSIGN_OR_RETURN(p.f, g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(1024)));
+  PRISM_ASSIGN_OR_RETURN(p.t, g.AddParam("T", ParamRole::kThreads, *Domain::Set({128})));
+  PRISM_ASSIGN_OR_RETURN(p.st, g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 3)));
+  return p;
+}
+
 TEST(CodegenTest, PrologueOnTheAFragments) {
   const fixtures::Sizes sizes = {{"M", 8}, {"K", 1024}, {"N", 512}};
   const Assignment a = {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}};
@@ -2248,10 +2262,8 @@ TEST(CodegenTest, PrologueOnTheAFragments) {
   // An op on the B tile (matmul(X, exp(W))) has no prologue: refused by name.
   constexpr int64_t R = kReplicate;
   SGraph g{"b_prologue"};
-  ASSERT_OK_AND_ASSIGN(Expr gx, g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(512)));
-  ASSERT_OK_AND_ASSIGN(Expr fl, g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(1024)));
-  ASSERT_OK_AND_ASSIGN(Expr t, g.AddParam("T", ParamRole::kThreads, *Domain::Set({128})));
-  ASSERT_OK_AND_ASSIGN(Expr st, g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 3)));
+  ASSERT_OK_AND_ASSIGN(const GemvParams gp, DeclareGemvParams(g));
+  const Expr gx = gp.gx, fl = gp.f, t = gp.t, st = gp.st;
   const int x = g.AddInput("X", DType::kF16, {8, 1024});
   const int w = g.AddInput("W", DType::kF16, {1024, 512});
   const int y = g.AddOutput("Y", DType::kF16, {8, 512});
@@ -2304,10 +2316,8 @@ TEST(CodegenTest, InvariantInputsInTheEpilogue) {
   // An invariant tile stored as it is (no elementwise op reads it): refused by name.
   constexpr int64_t R = kReplicate;
   SGraph g{"stored_bias"};
-  ASSERT_OK_AND_ASSIGN(Expr gx, g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(512)));
-  ASSERT_OK_AND_ASSIGN(Expr fl, g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(1024)));
-  ASSERT_OK_AND_ASSIGN(Expr t, g.AddParam("T", ParamRole::kThreads, *Domain::Set({128})));
-  ASSERT_OK_AND_ASSIGN(Expr st, g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 3)));
+  ASSERT_OK_AND_ASSIGN(const GemvParams gp, DeclareGemvParams(g));
+  const Expr gx = gp.gx, fl = gp.f, t = gp.t, st = gp.st;
   const int x = g.AddInput("X", DType::kF16, {8, 1024});
   const int w = g.AddInput("W", DType::kF16, {1024, 512});
   const int bv = g.AddInput("Bv", DType::kF16, {1, 512});
@@ -2332,10 +2342,8 @@ TEST(CodegenTest, InvariantInputsInTheEpilogue) {
 TEST(CodegenTest, SumOfSquaresOfABroadcastRowIsRefused) {
   constexpr int64_t R = kReplicate;
   SGraph g{"gain_sumsq"};
-  ASSERT_OK_AND_ASSIGN(Expr gx, g.AddParam("g", ParamRole::kGrid, *Domain::DivisorsOf(512)));
-  ASSERT_OK_AND_ASSIGN(Expr fl, g.AddParam("F", ParamRole::kForloop, *Domain::DivisorsOf(1024)));
-  ASSERT_OK_AND_ASSIGN(Expr t, g.AddParam("T", ParamRole::kThreads, *Domain::Set({128})));
-  ASSERT_OK_AND_ASSIGN(Expr st, g.AddParam("S", ParamRole::kStages, *Domain::Range(1, 3)));
+  ASSERT_OK_AND_ASSIGN(const GemvParams gp, DeclareGemvParams(g));
+  const Expr gx = gp.gx, fl = gp.f, t = gp.t, st = gp.st;
   const int x = g.AddInput("X", DType::kF16, {8, 1024});
   const int gn = g.AddInput("Gn", DType::kF16, {1, 1024});
   const int w = g.AddInput("W", DType::kF16, {1024, 512});

@@ -80,6 +80,20 @@ inline absl::StatusOr<SplitParams> DeclareSplitParams(SGraph& g, int64_t k, int6
   return p;
 }
 
+// The parameters of a one-kernel GEMM family: g over N, F over K, threads and stages.
+struct LoopParams {
+  Expr gx, f, t, st;
+};
+inline absl::StatusOr<LoopParams> DeclareLoopParams(SGraph& g, int64_t k, int64_t n) {
+  LoopParams p;
+  PRISM_ASSIGN_OR_RETURN(p.gx, SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
+  PRISM_ASSIGN_OR_RETURN(p.f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
+  PRISM_ASSIGN_OR_RETURN(p.t, SplitParam(g, "T", ParamRole::kThreads,
+                                         Domain::Set({64, 128, 256, 512})));
+  PRISM_ASSIGN_OR_RETURN(p.st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  return p;
+}
+
 // rmsnorm_linear's split form (file comment), at `sizes` (M, K, N).
 inline absl::StatusOr<fixtures::Fixture> MakeRmsnormSplitFixture(const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
@@ -281,11 +295,8 @@ inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view n
   const int64_t m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
   constexpr int64_t R = kReplicate;
   SGraph g{std::string(name)};
-  PRISM_ASSIGN_OR_RETURN(const Expr gn, SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
-  PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
-  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
-                                                  Domain::Set({64, 128, 256, 512})));
-  PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  PRISM_ASSIGN_OR_RETURN(const LoopParams lp, DeclareLoopParams(g, k, n));
+  const Expr gn = lp.gx, f = lp.f, t = lp.t, st = lp.st;
   const int x = g.AddInput("X", DType::kF16, {m, k});
   const int gate = swiglu ? g.AddInput("Up", DType::kF16, {m, k})
                    : gain  ? g.AddInput("Gn", DType::kF16, {1, k})
@@ -347,11 +358,8 @@ inline absl::StatusOr<fixtures::Fixture> MakeEpilogueFixture(absl::string_view n
   const char* ename = bias ? "Bv" : "Res";
   constexpr int64_t R = kReplicate;
   SGraph g{std::string(name)};
-  PRISM_ASSIGN_OR_RETURN(const Expr gn, SplitParam(g, "g", ParamRole::kGrid, Domain::DivisorsOf(n)));
-  PRISM_ASSIGN_OR_RETURN(const Expr f, SplitParam(g, "F", ParamRole::kForloop, Domain::DivisorsOf(k)));
-  PRISM_ASSIGN_OR_RETURN(const Expr t, SplitParam(g, "T", ParamRole::kThreads,
-                                                  Domain::Set({64, 128, 256, 512})));
-  PRISM_ASSIGN_OR_RETURN(const Expr st, SplitParam(g, "S", ParamRole::kStages, Domain::Range(1, 6)));
+  PRISM_ASSIGN_OR_RETURN(const LoopParams lp, DeclareLoopParams(g, k, n));
+  const Expr gn = lp.gx, f = lp.f, t = lp.t, st = lp.st;
   const int x = g.AddInput("X", DType::kF16, {m, k});
   const int w = g.AddInput("W", DType::kF16, {k, n});
   const int e = g.AddInput(ename, DType::kF16, {em, n});
