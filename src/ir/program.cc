@@ -14,6 +14,7 @@
 #include "boost/graph/depth_first_search.hpp"
 #include "prism/base/check.h"
 #include "prism/base/hash.h"
+#include "prism/base/status.h"
 
 namespace prism {
 namespace {
@@ -652,6 +653,72 @@ absl::StatusOr<Program> OutputCone(const Program& program, size_t i) {
   }
   b.Output(id[program.outputs()[i].tensor.value()], program.outputs()[i].loc);
   return std::move(b).Build();
+}
+
+absl::StatusOr<ProgramSplit> SplitAt(const Program& program, TensorId t,
+                                     const std::string& name) {
+  const size_t n = program.nodes().size();
+  const size_t cut = t.value();
+  if (cut >= n) return absl::InvalidArgumentError("SplitAt: no such tensor");
+  const Node& at = program.nodes()[cut];
+  if (at.op == OpKind::kInput) {
+    return absl::InvalidArgumentError(absl::StrCat("SplitAt: ", at.name, " is an input"));
+  }
+  for (const OutputDecl& o : program.outputs()) {
+    if (o.tensor == t) return absl::InvalidArgumentError("SplitAt: the tensor is an output");
+  }
+  const std::string cut_name = at.name.empty() ? name : at.name;
+  for (size_t k = 0; k < n; ++k) {
+    if (k != cut && program.nodes()[k].name == cut_name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("SplitAt: the name ", cut_name, " is taken"));
+    }
+  }
+  // The first part: t's cone.
+  std::vector<bool> first(n, false);
+  first[cut] = true;
+  for (size_t k = n; k-- > 0;) {  // operands have smaller ids than their users
+    if (!first[k]) continue;
+    for (TensorId o : program.nodes()[k].operands) first[o.value()] = true;
+  }
+  // The second: the outputs' cones, stopping at t.
+  std::vector<bool> second(n, false);
+  for (const OutputDecl& o : program.outputs()) second[o.tensor.value()] = true;
+  for (size_t k = n; k-- > 0;) {
+    if (!second[k] || k == cut) continue;
+    for (TensorId o : program.nodes()[k].operands) second[o.value()] = true;
+  }
+  ProgramSplit out;
+  {
+    ProgramBuilder b;
+    std::vector<TensorId> id(n);
+    for (size_t k = 0; k < n; ++k) {
+      if (!first[k]) continue;
+      Node node = program.nodes()[k];
+      for (TensorId& o : node.operands) o = id[o.value()];
+      if (k == cut) node.name = cut_name;
+      id[k] = b.AddNode(std::move(node));
+    }
+    b.Output(id[cut]);
+    PRISM_ASSIGN_OR_RETURN(out.first, std::move(b).Build());
+  }
+  {
+    ProgramBuilder b;
+    std::vector<TensorId> id(n);
+    for (size_t k = 0; k < n; ++k) {
+      if (!second[k]) continue;
+      if (k == cut) {
+        id[k] = b.Input(cut_name, at.dtype, at.shape, at.loc);
+        continue;
+      }
+      Node node = program.nodes()[k];
+      for (TensorId& o : node.operands) o = id[o.value()];
+      id[k] = b.AddNode(std::move(node));
+    }
+    for (const OutputDecl& o : program.outputs()) b.Output(id[o.tensor.value()], o.loc);
+    PRISM_ASSIGN_OR_RETURN(out.second, std::move(b).Build());
+  }
+  return out;
 }
 
 }  // namespace prism

@@ -3,6 +3,7 @@
 #include "searcher.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "prism/ir/types.h"
 
 namespace prism::search::internal {
@@ -156,40 +157,48 @@ std::string NoFamilyHint(const Program& program) {
   return "";
 }
 
-std::string ChainedMatmulHint(const Program& program) {
-  const auto line = [](const Node& n) {
-    return n.loc.line > 0 ? absl::StrCat(" (line ", n.loc.line, ")") : std::string();
-  };
-  for (const Node& n : program.nodes()) {
+std::optional<ChainedMatmul> FindChainedMatmul(const Program& program) {
+  for (size_t k = 0; k < program.nodes().size(); ++k) {
+    const Node& n = program.nodes()[k];
     if (n.op != OpKind::kMatMul || n.operands.size() != 2) continue;
     // Down the A operand through elementwise ops to a matmul.
-    std::vector<std::string> via;
-    TensorId t = n.operands[0];
+    ChainedMatmul c;
+    c.consumer = TensorId(static_cast<uint32_t>(k));
+    c.cut = n.operands[0];
+    TensorId t = c.cut;
     while (true) {
       const Node& x = program.node(t);
-      const OpCategory c = GetOpInfo(x.op).category;
+      const OpCategory cat = GetOpInfo(x.op).category;
       if (x.op == OpKind::kMatMul) {
         if (x.shape.empty() || x.shape.back() <= 16) break;  // lora's chained X·A fits
-        std::string through;
-        for (auto it = via.rbegin(); it != via.rend(); ++it) {
-          absl::StrAppend(&through, through.empty() ? " through " : ", ", *it);
-        }
-        return absl::StrCat(
-            "; matmul", line(n), " reads the ", ShapeToString(x.shape), " result of matmul",
-            line(x), through,
-            ": a kernel would keep that intermediate whole in each block, and prism does not "
-            "yet split a program into kernels at a tensor: run the two parts as separate "
-            "programs (the first with the intermediate as its output, the second with it as an "
-            "input)");
+        c.producer = t;
+        std::reverse(c.via.begin(), c.via.end());
+        return c;
       }
-      if ((c != OpCategory::kUnary && c != OpCategory::kBinary) || x.operands.empty()) break;
-      via.push_back(std::string(GetOpInfo(x.op).name));
+      if ((cat != OpCategory::kUnary && cat != OpCategory::kBinary) || x.operands.empty()) break;
+      c.via.push_back(std::string(GetOpInfo(x.op).name));
       // A binary op: follow the operand that is not an input (the first if both are not).
       t = x.operands[0];
       if (x.operands.size() == 2 && program.node(t).op == OpKind::kInput) t = x.operands[1];
     }
   }
-  return "";
+  return std::nullopt;
+}
+
+std::string ChainedMatmulHint(const Program& program) {
+  const std::optional<ChainedMatmul> c = FindChainedMatmul(program);
+  if (!c) return "";
+  const auto line = [](const Node& n) {
+    return n.loc.line > 0 ? absl::StrCat(" (line ", n.loc.line, ")") : std::string();
+  };
+  const Node& producer = program.node(c->producer);
+  return absl::StrCat(
+      "; matmul", line(program.node(c->consumer)), " reads the ", ShapeToString(producer.shape),
+      " result of matmul", line(producer),
+      c->via.empty() ? "" : absl::StrCat(" through ", absl::StrJoin(c->via, ", ")),
+      ": a kernel would keep that intermediate whole in each block: optimize the two parts as "
+      "separate programs, the first with the intermediate as its output and the second with it "
+      "as an input (prism optimize does: ir SplitAt)");
 }
 
 absl::StatusOr<SearchResult> Search(const Program& program, const SearchConfig& config,

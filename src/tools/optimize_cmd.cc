@@ -265,6 +265,72 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
   return absl::OkStatus();
 }
 
+// OptimizeOne, and when no family of `program` can be generated because a matmul reads a
+// wide matmul (search::FindChainedMatmul), the program cut in two at that matmul's A operand
+// (ir SplitAt): the first part computes it (in DIR/<its name>, named H when anonymous), the
+// second the outputs from it (in DIR/<output>); each part is optimized (and split again, up to
+// kMaxSplits deep) and proved on its own. With --json the sink gets {"split_at", "parts"}.
+constexpr int kMaxSplits = 4;
+absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
+                             const Target& target, const tune::TuneOptions& options,
+                             const std::string& out_dir, const ParsedArgs& args, Io& io,
+                             absl::Time started, nlohmann::ordered_json* json_sink, int depth) {
+  const absl::Status st =
+      OptimizeOne(program, label, target, options, out_dir, args, io, started, json_sink);
+  if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition || depth >= kMaxSplits) {
+    return st;
+  }
+  const std::optional<search::ChainedMatmul> chain = search::FindChainedMatmul(program);
+  if (!chain) return st;
+  std::string name = program.node(chain->cut).name;
+  for (int k = 0; name.empty(); ++k) {
+    const std::string n = k == 0 ? "H" : absl::StrCat("H", k);
+    bool taken = false;
+    for (const Node& x : program.nodes()) taken = taken || x.name == n;
+    if (!taken) name = n;
+  }
+  PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, chain->cut, name));
+  const Node& cut = program.node(chain->cut);
+  const std::string output = split.second.node(split.second.outputs()[0].tensor).name;
+  const bool json = args.Flag("--json");
+  if (!json) {
+    io.out << "split     no family of the whole program can be generated; " << name << " "
+           << DTypeName(cut.dtype) << ShapeToString(cut.shape)
+           << (cut.loc.line > 0 ? absl::StrCat(" (line ", cut.loc.line, ")") : "")
+           << " is computed by a first program and " << output
+           << " from it by a second, each optimized and proved alone\n";
+  }
+  nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+  const std::pair<const Program*, std::string> todo[] = {{&split.first, name},
+                                                          {&split.second, output}};
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& [part, part_name] = todo[i];
+    if (!json) io.out << "\npart      " << i + 1 << " of 2: " << part_name << "\n";
+    tune::TuneOptions one = options;
+    one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", part_name));
+    nlohmann::ordered_json j;
+    const absl::Status ps =
+        OptimizeOrSplit(*part, absl::StrCat(label, " part ", part_name), target, one,
+                        absl::StrCat(out_dir, "/", part_name), args, io, absl::Now(),
+                        json ? &j : nullptr, depth + 1);
+    if (!ps.ok()) {
+      return absl::Status(ps.code(), absl::StrCat("part ", part_name, ": ", ps.message()));
+    }
+    if (json) parts.push_back(std::move(j));
+  }
+  if (json) {
+    nlohmann::ordered_json j;
+    j["split_at"] = name;
+    j["parts"] = std::move(parts);
+    if (json_sink != nullptr) {
+      *json_sink = std::move(j);
+    } else {
+      io.out << j.dump(2) << "\n";
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   if (args.Has("--gpu") && args.Flag("--no-gpu")) {
     return absl::InvalidArgumentError("give at most one of --gpu or --no-gpu");
@@ -306,13 +372,13 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
       [&](const Program& program, const std::string& label, const std::string& output,
           nlohmann::ordered_json* json_sink) {
         if (output.empty()) {
-          return OptimizeOne(program, label, target, options, out_dir, args, io, started,
-                             json_sink);
+          return OptimizeOrSplit(program, label, target, options, out_dir, args, io, started,
+                                 json_sink, 0);
         }
         tune::TuneOptions one = options;
         one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", output));
-        return OptimizeOne(program, label, target, one, absl::StrCat(out_dir, "/", output), args,
-                           io, absl::Now(), json_sink);
+        return OptimizeOrSplit(program, label, target, one, absl::StrCat(out_dir, "/", output),
+                               args, io, absl::Now(), json_sink, 0);
       });
 }
 

@@ -264,6 +264,52 @@ TEST(ProgramTest, OutputConeKeepsWhatOneOutputNeeds) {
               StatusIs(absl::StatusCode::kOutOfRange, "output 3 of a program with 3 outputs"));
 }
 
+// SplitAt: the first part is the cut tensor's cone (named when anonymous), the second the
+// program with that tensor an input where its definition was; what only the cut needed is left
+// out of the second, and what it does not need out of the first. Inputs and outputs cannot be cut, nor a name reused.
+TEST(ProgramTest, SplitAtCutsAProgramInTwo) {
+  const struct {
+    const char* text;
+    const char* cut;  // the tensor by name, or "": the output's first operand
+    const char* first;
+    const char* second;
+  } kCases[] = {
+      {"X = input f16[8, 64]\nW1 = input f16[64, 128]\nW2 = input f16[128, 32]\n"
+       "Y = matmul(gelu(matmul(X, W1)), W2)\noutput Y\n",
+       "",
+       "X = input f16[8, 64]\nW1 = input f16[64, 128]\nH = gelu(matmul(X, W1))\noutput H\n",
+       "W2 = input f16[128, 32]\nH = input f16[8, 128]\nY = matmul(H, W2)\noutput Y\n"},
+      // A named cut keeps its name; X, needed on both sides, is an input of both.
+      {"X = input f16[8, 64]\nW = input f16[64, 128]\nV = input f16[128, 64]\n"
+       "G = silu(matmul(X, W))\nY = add(matmul(G, V), X)\noutput Y\n",
+       "G",
+       "X = input f16[8, 64]\nW = input f16[64, 128]\nG = silu(matmul(X, W))\noutput G\n",
+       "X = input f16[8, 64]\nV = input f16[128, 64]\nG = input f16[8, 128]\n"
+       "Y = add(matmul(G, V), X)\noutput Y\n"},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    const TensorId cut = *c.cut != '\0' ? *p.Find(c.cut)
+                                         : p.node(p.outputs()[0].tensor).operands[0];
+    ASSERT_OK_AND_ASSIGN(ProgramSplit split, SplitAt(p, cut, "H"));
+    ASSERT_OK_AND_ASSIGN(Program first, ParseProgram(c.first));
+    ASSERT_OK_AND_ASSIGN(Program second, ParseProgram(c.second));
+    EXPECT_EQ(PrintProgram(split.first), PrintProgram(first));
+    EXPECT_EQ(PrintProgram(split.second), PrintProgram(second));
+  }
+  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram("X = input f16[8, 64]\nH = input f16[8, 64]\n"
+                                               "E = exp(X)\nY = add(E, H)\noutput Y\n"));
+  EXPECT_THAT(SplitAt(p, *p.Find("X"), "T"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "SplitAt: X is an input"));
+  EXPECT_THAT(SplitAt(p, *p.Find("Y"), "T"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "SplitAt: the tensor is an output"));
+  ASSERT_OK_AND_ASSIGN(Program anon, ParseProgram("X = input f16[8, 64]\nH = input f16[8, 64]\n"
+                                                  "Y = add(exp(X), H)\noutput Y\n"));
+  EXPECT_THAT(SplitAt(anon, anon.node(anon.outputs()[0].tensor).operands[0], "H"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "SplitAt: the name H is taken"));
+}
+
 TEST(ProgramTest, StructuralHash) {
   ASSERT_OK_AND_ASSIGN(Program a, RmsLinear(16, false));
   ASSERT_OK_AND_ASSIGN(Program renamed, RmsLinear(16, false, "Out"));

@@ -477,16 +477,16 @@ TEST(ChainedMatmulHintTest, NamesAMatmulOfAWideMatmul) {
       {"X = input f16[8, 1024]\nW1 = input f16[1024, 2048]\nW2 = input f16[2048, 1024]\n"
        "Y = matmul(gelu(matmul(X, W1)), W2)\noutput Y\n",
        "; matmul (line 4) reads the [8, 2048] result of matmul (line 4) through gelu: a kernel "
-       "would keep that intermediate whole in each block, and prism does not yet split a program "
-       "into kernels at a tensor: run the two parts as separate programs (the first with the "
-       "intermediate as its output, the second with it as an input)"},
+       "would keep that intermediate whole in each block: optimize the two parts as separate "
+       "programs, the first with the intermediate as its output and the second with it as an "
+       "input (prism optimize does: ir SplitAt)"},
       {"X = input f16[8, 1024]\nW1 = input f16[1024, 512]\nB = input f16[1, 512]\n"
        "W2 = input f16[512, 64]\nH = matmul(X, W1)\nY = matmul(scale(add(H, B), 2), W2)\n"
        "output Y\n",
        "; matmul (line 6) reads the [8, 512] result of matmul (line 5) through add, scale: a "
-       "kernel would keep that intermediate whole in each block, and prism does not yet split a "
-       "program into kernels at a tensor: run the two parts as separate programs (the first with "
-       "the intermediate as its output, the second with it as an input)"},
+       "kernel would keep that intermediate whole in each block: optimize the two parts as "
+       "separate programs, the first with the intermediate as its output and the second with it "
+       "as an input (prism optimize does: ir SplitAt)"},
       {"X = input f16[8, 1024]\nW = input f16[1024, 512]\nA = input f16[1024, 16]\n"
        "B = input f16[16, 512]\nY = add(matmul(X, W), matmul(matmul(X, A), B))\noutput Y\n",
        ""},

@@ -211,6 +211,17 @@ absl::StatusOr<Shape> InferShape(const Node& node, absl::Span<const Shape* const
 // across outputs). OutOfRange "output 3 of a program with 2 outputs" for a bad `i`.
 absl::StatusOr<Program> OutputCone(const Program& program, size_t i);
 
+// `program` cut in two at tensor `t` (not an input, not an output): `first` computes t alone
+// (its cone, t its one output, named `name` when t is anonymous), `second` is `program` with t
+// an input of the same name, dtype and shape (the nodes only t needed left out). Running first
+// and then second with first's output gives program's outputs: second is program with t's
+// definition replaced by its value. Names, attributes and source locations are kept.
+// InvalidArgument when t is an input or an output, or when `name` is taken by another tensor.
+struct ProgramSplit {
+  Program first, second;
+};
+absl::StatusOr<ProgramSplit> SplitAt(const Program& program, TensorId t, const std::string& name);
+
 // True if `name` may name a tensor: [A-Za-z_][A-Za-z0-9_]*, not an op name, dtype name,
 // `input`, `output` or `eps` (the rms_norm keyword argument).
 bool IsValidTensorName(absl::string_view name);

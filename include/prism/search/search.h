@@ -171,11 +171,21 @@ std::string NoFamilyHint(const Program& program);
 // Why no family of `program` may be generable as CUDA, when a cause is known ("" otherwise),
 // as a sentence to append to "no family can be generated as CUDA yet: ...": a matmul whose A
 // operand is (elementwise ops of) another matmul wider than 16 columns — the families keep
-// that intermediate in one block, which only a narrow one (lora's X·A [M, 16]) fits; prism
-// does not yet split a program into kernels at such a tensor. E.g. "; matmul (line 4) reads
-// the [8, 2048] result of matmul (line 4) through gelu: ... run the two parts as separate
-// programs (...)".
+// that intermediate in one block, which only a narrow one (lora's X·A [M, 16]) fits; the
+// program must be split there (`prism optimize` does it, ir SplitAt; tune::Optimize does not).
+// E.g. "; matmul (line 4) reads the [8, 2048] result of matmul (line 4) through gelu: ...
+// optimize the two parts as separate programs, ...".
 std::string ChainedMatmulHint(const Program& program);
+
+// The first matmul (`consumer`) whose A operand is a matmul (`producer`) wider than 16 columns,
+// or elementwise ops of one (`via`, their op names in data-flow order; a binary op is followed
+// through its operand that is not an input): `cut` is the consumer's A operand, the tensor at
+// which `prism optimize` splits such a program in two (ir SplitAt). nullopt when there is none.
+struct ChainedMatmul {
+  TensorId consumer, producer, cut;
+  std::vector<std::string> via;
+};
+std::optional<ChainedMatmul> FindChainedMatmul(const Program& program);
 
 // InvalidArgument for a Program with more than one output or for an unsupported config;
 // errors of rule loading and of the pruner's theories are returned as they are.
