@@ -39,6 +39,29 @@ std::string Tmp(const std::string& name) {
   return d;
 }
 
+// A file's whole text ("" when it cannot be read).
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `text` written to DIR/p.prism (DIR = Tmp(name)) and `prism optimize` run on it without a GPU
+// into DIR/out, the search unbudgeted.
+struct OptimizeRun {
+  std::string dir, path;
+  Result r;
+};
+OptimizeRun OptimizeText(const std::string& name, const std::string& text) {
+  OptimizeRun run;
+  run.dir = Tmp(name);
+  run.path = run.dir + "/p.prism";
+  std::ofstream(run.path) << text;
+  run.r = RunPrismUnbudgeted({"optimize", run.path, "--no-gpu", "--out", run.dir + "/out"});
+  return run;
+}
+
 // A small rmsnorm_linear (search and codegen well under a second).
 std::string SmallProgram(const std::string& dir) {
   const std::string path = dir + "/small.prism";
@@ -148,23 +171,18 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.name);
-    const std::string dir = Tmp(c.name);
-    const std::string path = dir + "/p.prism";
-    std::ofstream(path) << c.text;
-    const Result r = RunPrismUnbudgeted({"optimize", path, "--no-gpu", "--out", dir + "/out"});
-    ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_THAT(r.out, HasSubstr(c.selected));
-    std::ifstream in(dir + "/out/kernel.cu");
-    std::stringstream src;
-    src << in.rdbuf();
+    const OptimizeRun run = OptimizeText(c.name, c.text);
+    ASSERT_EQ(run.r.code, 0) << run.r.err;
+    EXPECT_THAT(run.r.out, HasSubstr(c.selected));
+    const std::string src = ReadText(run.dir + "/out/kernel.cu");
     if (*c.code != '\0') {
-      EXPECT_THAT(src.str(), HasSubstr(c.code));
+      EXPECT_THAT(src, HasSubstr(c.code));
     } else if (absl::StrContains(c.text, "matmul")) {
-      EXPECT_THAT(src.str(), HasSubstr("MmaM16N8K16(")) << "a tensor-core GEMM kernel";
+      EXPECT_THAT(src, HasSubstr("MmaM16N8K16(")) << "a tensor-core GEMM kernel";
     } else {
-      EXPECT_THAT(src.str(), HasSubstr(" = v0 * v0;  // v1 (mul)"));
+      EXPECT_THAT(src, HasSubstr(" = v0 * v0;  // v1 (mul)"));
     }
-    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(run.dir);
   }
 }
 
@@ -196,30 +214,21 @@ TEST(OptimizeCliTest, AChainOfMatmulsIsSplitInTwo) {
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.name);
-    const std::string dir = Tmp(c.name);
-    const std::string path = dir + "/p.prism";
-    std::ofstream(path) << c.text;
-    const Result r = RunPrismUnbudgeted({"optimize", path, "--no-gpu", "--out", dir + "/out"});
-    ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_THAT(r.out, HasSubstr(c.split));
-    EXPECT_THAT(r.out, HasSubstr("\npart      1 of 2: H\nprogram   " + path + " part H\n"));
-    EXPECT_THAT(r.out, HasSubstr("\npart      2 of 2: Y\nprogram   " + path + " part Y\n"));
+    const OptimizeRun run = OptimizeText(c.name, c.text);
+    ASSERT_EQ(run.r.code, 0) << run.r.err;
+    EXPECT_THAT(run.r.out, HasSubstr(c.split));
+    EXPECT_THAT(run.r.out, HasSubstr("\npart      1 of 2: H\nprogram   " + run.path + " part H\n"));
+    EXPECT_THAT(run.r.out, HasSubstr("\npart      2 of 2: Y\nprogram   " + run.path + " part Y\n"));
     for (const char* part : {"H", "Y"}) {
       for (const char* file : {"kernel.cu", "launch.json", "host.h", "proof.json"}) {
-        EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/out/" + part + "/" + file))
+        EXPECT_TRUE(std::filesystem::is_regular_file(run.dir + "/out/" + part + "/" + file))
             << part << "/" << file;
       }
     }
-    std::ifstream in(dir + "/out/H/kernel.cu");
-    std::stringstream src;
-    src << in.rdbuf();
-    EXPECT_THAT(src.str(), HasSubstr(c.first_code));
+    EXPECT_THAT(ReadText(run.dir + "/out/H/kernel.cu"), HasSubstr(c.first_code));
     // The second part reads H as an input.
-    std::ifstream launch(dir + "/out/Y/launch.json");
-    std::stringstream l;
-    l << launch.rdbuf();
-    EXPECT_THAT(l.str(), HasSubstr("\"tensor\": \"H\""));
-    std::filesystem::remove_all(dir);
+    EXPECT_THAT(ReadText(run.dir + "/out/Y/launch.json"), HasSubstr("\"tensor\": \"H\""));
+    std::filesystem::remove_all(run.dir);
   }
   // --json: the parts under "split_at" and "parts".
   const std::string dir = Tmp("mlp_json");
