@@ -515,5 +515,25 @@ TEST(SolverTest, Monomials) {
   for (const Row& r : rows) EXPECT_EQ(text(s.Monomials(r.t)), r.expected) << s.ToString(r.t);
 }
 
+// The wall clock of a Budget stops a query the rlimit would let run: x³ + y³ = z³ over the
+// positive integers (unsat; Z3 cannot decide it) with an rlimit of 2·10⁹ answers unknown by its
+// 200 ms timeout, where without one it runs for minutes (the z3 command line with -T:8 ran
+// out of its 8 s). The default Budget has a wall clock (5 s; 2026-12-05: a pruning query had run
+// 250 s under the rlimit alone).
+TEST(SolverTest, TheWallClockStopsAQueryTheRlimitWouldNot) {
+  EXPECT_EQ(Budget{}.timeout_ms, 5000);
+  Solver s;
+  const Term x = Sym(s, "x"), y = Sym(s, "y"), z = Sym(s, "z");
+  ASSERT_OK(s.Declare(x));
+  ASSERT_OK(s.Declare(y));
+  ASSERT_OK(s.Declare(z));
+  for (Term v : {x, y, z}) ASSERT_OK(s.Assert(s.Gt(v, s.Int(0))));
+  ASSERT_OK(s.AssertTracked(
+      "fermat3", s.Eq(s.Add({s.Mul({x, x, x}), s.Mul({y, y, y})}), s.Mul({z, z, z}))));
+  const CheckResult c = s.Check("fermat", Budget{200, 2'000'000'000});
+  EXPECT_EQ(c.verdict, Verdict::kUnknown) << c.reason;
+  EXPECT_LT(c.stats.seconds, 5.0);
+}
+
 }  // namespace
 }  // namespace prism::smt
