@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "format.h"
 #include "nlohmann/json.hpp"
+#include "prism/base/paths.h"
 #include "prism/base/status.h"
 #include "prism/report/dump.h"
 #include "prism/report/report.h"
@@ -317,6 +318,26 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
       return absl::Status(ps.code(), absl::StrCat("part ", part_name, ": ", ps.message()));
     }
     if (json) parts.push_back(std::move(j));
+  }
+  // DIR/split.json: the parts in launch order, with the tensors each reads and writes.
+  nlohmann::ordered_json order = {{"format", "prism.split"},
+                                  {"version", 1},
+                                  {"program", label},
+                                  {"cut",
+                                   {{"tensor", name},
+                                    {"dtype", DTypeName(cut.dtype)},
+                                    {"shape", cut.shape}}},
+                                  {"parts", nlohmann::ordered_json::array()}};
+  for (const auto& [part, part_name] : todo) {
+    std::vector<std::string> ins, outs;
+    for (TensorId t : part->inputs()) ins.push_back(part->node(t).name);
+    for (const OutputDecl& o : part->outputs()) outs.push_back(part->node(o.tensor).name);
+    order["parts"].push_back({{"dir", part_name}, {"inputs", ins}, {"outputs", outs}});
+  }
+  PRISM_RETURN_IF_ERROR(WriteFile(JoinPath(out_dir, "split.json"), order.dump(1) + "\n"));
+  if (!json) {
+    io.out << "\nwrote     " << out_dir << "/split.json (the parts in launch order: " << name
+           << " first, then " << output << " from it)\n";
   }
   if (json) {
     nlohmann::ordered_json j;

@@ -226,8 +226,21 @@ TEST(OptimizeCliTest, AChainOfMatmulsIsSplitInTwo) {
       }
     }
     EXPECT_THAT(ReadText(run.dir + "/out/H/kernel.cu"), HasSubstr(c.first_code));
-    // The second part reads H as an input.
+    // The second part reads H as an input; split.json lists the parts in launch order.
     EXPECT_THAT(ReadText(run.dir + "/out/Y/launch.json"), HasSubstr("\"tensor\": \"H\""));
+    EXPECT_THAT(run.r.out, HasSubstr("\nwrote     " + run.dir +
+                                     "/out/split.json (the parts in launch order: H first, then Y "
+                                     "from it)\n"));
+    const nlohmann::json split = nlohmann::json::parse(ReadText(run.dir + "/out/split.json"));
+    EXPECT_EQ(split["format"], "prism.split");
+    EXPECT_EQ(split["cut"]["tensor"], "H");
+    ASSERT_EQ(split["parts"].size(), 2u);
+    EXPECT_EQ(split["parts"][0]["dir"], "H");
+    EXPECT_EQ(split["parts"][0]["outputs"], nlohmann::json::array({"H"}));
+    EXPECT_EQ(split["parts"][1]["dir"], "Y");
+    EXPECT_EQ(split["parts"][1]["outputs"], nlohmann::json::array({"Y"}));
+    const nlohmann::json& second_in = split["parts"][1]["inputs"];
+    EXPECT_NE(std::find(second_in.begin(), second_in.end(), "H"), second_in.end());
     std::filesystem::remove_all(run.dir);
   }
   // --json: the parts under "split_at" and "parts".
