@@ -268,6 +268,39 @@ __device__ __forceinline__ void FmaTilesF32(float (&d)[kMT][kNT][4], const float
   }
 }
 
+// FmaTilesF32 with the A values computed: a_at(r, k) is A's element (r, k) of the tile (an
+// elementwise op of staged f32 tiles, the A prologue of an f32 matmul); rows >= `rows` are 0.
+template <int kMT, int kNT, typename AAt>
+__device__ __forceinline__ void FmaTilesF32Fn(float (&d)[kMT][kNT][4], const AAt& a_at, int rows,
+                                              int k0, const float* b, int bpitch, int n0,
+                                              int nvalid, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll 2
+  for (int k = k0; k < k0 + 16; ++k) {
+    float x[kMT][2];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      const int r0 = mt * 16 + g;
+      x[mt][0] = r0 < rows ? a_at(r0, k) : 0.f;
+      x[mt][1] = r0 + 8 < rows ? a_at(r0 + 8, k) : 0.f;
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) {
+      if (nt < nvalid) {
+        const float2 bv =
+            *reinterpret_cast<const float2*>(b + k * bpitch + n0 + nt * 8 + 2 * t);
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          d[mt][nt][0] = fmaf(x[mt][0], bv.x, d[mt][nt][0]);
+          d[mt][nt][1] = fmaf(x[mt][0], bv.y, d[mt][nt][1]);
+          d[mt][nt][2] = fmaf(x[mt][1], bv.x, d[mt][nt][2]);
+          d[mt][nt][3] = fmaf(x[mt][1], bv.y, d[mt][nt][3]);
+        }
+      }
+    }
+  }
+}
+
 // Σ x² (f32) of an f32 A tile's rows in LoadAFragment<true>'s share: lane (g, t) adds columns
 // k0+2t, k0+2t+1, k0+2t+8, k0+2t+9 of row 16·mt+g to lo[mt] and of row 16·mt+g+8 to hi[mt]
 // (rows at or past `rows` add nothing), so the quad's QuadSum is the row's sum over the chunk.

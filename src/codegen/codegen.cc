@@ -123,6 +123,10 @@ class KernelGen {
   // tile.
   std::string TileOrigin(int i, int dim, bool with_loop) const;
   std::string ElementExpr(int i, const std::vector<int64_t>& out_tile);
+  // The f32 expression of A-prologue op `x` (a_ops) over its leaves, each leaf's value named
+  // by `leaf_var`.
+  std::string PrologueExpr(int x, const std::vector<int>& leaves,
+                           const std::function<std::string(int)>& leaf_var) const;
   std::string ParamName(int tensor) const {
     return absl::StrCat("t_", Ident(p_.tensors[tensor].name));
   }
@@ -325,10 +329,6 @@ absl::Status KernelGen::Analyze() {
         };
         int a_in = a;
         if (!input_index_.count(a) && collect(a)) {
-          if (f32_) {
-            return Err(ops.front(), "elementwise ops on the A tile of an f32 matmul are not "
-                                    "supported");
-          }
           std::sort(ops.begin(), ops.end());
           std::sort(leaves.begin(), leaves.end());
           for (int c : ops) prologue_.insert(c);
@@ -598,6 +598,21 @@ absl::Status KernelGen::Analyze() {
     off += in.rows * in.pitch * elem_bytes_;
   }
   return absl::OkStatus();
+}
+
+std::string KernelGen::PrologueExpr(int x, const std::vector<int>& leaves,
+                                    const std::function<std::string(int)>& leaf_var) const {
+  if (std::find(leaves.begin(), leaves.end(), x) != leaves.end()) return leaf_var(x);
+  const ConcreteBlockOp& o = k_.ops[x];
+  if (o.kind == BlockOpKind::kUnary) {
+    return internal::UnaryExpr(o, PrologueExpr(o.operands[0], leaves, leaf_var));
+  }
+  const char* sym = o.fn == OpKind::kAdd   ? " + "
+                    : o.fn == OpKind::kSub ? " - "
+                    : o.fn == OpKind::kMul ? " * "
+                                           : " / ";
+  return absl::StrCat("(", PrologueExpr(o.operands[0], leaves, leaf_var), sym,
+                      PrologueExpr(o.operands[1], leaves, leaf_var), ")");
 }
 
 std::string KernelGen::TileOrigin(int i, int dim, bool with_loop) const {
@@ -933,11 +948,34 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       const std::string nvalid =
           (m.n / kMmaN) % wn_ == 0 ? absl::StrCat(ntw)
                                    : absl::StrCat(m.n / kMmaN, " - wn * ", ntw);
+      const std::string b_args =
+          absl::StrCat("kc * 16, reinterpret_cast<const float*>(base + ", bin.offset, "), ",
+                       bin.pitch, ", wn * ", ntw * kMmaN, ", ", nvalid, ", lane);  // ",
+                       OpLabel(m.op), "\n");
+      if (!m.a_ops.empty()) {
+        // The A prologue in f32: each A value computed from its leaves' staged elements (a
+        // one-row leaf at row 0) where FmaTilesF32Fn reads it; no rounding (the Program's
+        // intermediate is f32).
+        std::string labels, decl;
+        for (int c : m.a_ops) absl::StrAppend(&labels, labels.empty() ? "" : ", ", OpLabel(c));
+        for (int leaf : m.a_leaves) {
+          const LoopInput& in = inputs_[input_index_.at(leaf)];
+          const bool row = std::count(m.a_row_leaves.begin(), m.a_row_leaves.end(), leaf) > 0;
+          absl::StrAppend(&decl, "          const float x", leaf,
+                          " = reinterpret_cast<const float*>(base + ", in.offset, ")[",
+                          row ? "" : absl::StrCat("r * ", in.pitch, " + "), "k];\n");
+        }
+        const std::string v = PrologueExpr(m.a_key, m.a_leaves,
+                                           [](int leaf) { return absl::StrCat("x", leaf); });
+        absl::StrAppend(&s, "      {  // ", labels, " on the A tile\n",
+                        "        const auto a_at = [&](int r, int k) {\n", decl,
+                        "          return ", v, ";\n        };\n");
+        absl::StrAppend(&s, "        FmaTilesF32Fn(acc", m.op, ", a_at, ", ain.rows, ", ", b_args,
+                        "      }\n");
+        continue;
+      }
       absl::StrAppend(&s, "      FmaTilesF32(acc", m.op, ", reinterpret_cast<const float*>(base + ",
-                      ain.offset, "), ", ain.pitch, ", ", ain.rows,
-                      ", kc * 16, reinterpret_cast<const float*>(base + ", bin.offset, "), ",
-                      bin.pitch, ", wn * ", ntw * kMmaN, ", ", nvalid, ", lane);  // ",
-                      OpLabel(m.op), "\n");
+                      ain.offset, "), ", ain.pitch, ", ", ain.rows, ", ", b_args);
     }
   } else {
     // A fragments, one set per distinct A operand: an input tile, or elementwise ops of input
@@ -1010,20 +1048,13 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
                           var(leaf, 1), " = ", h_->to_f32, "(", reg(leaf), "[j] >> 16)");
         }
         // The operand's f32 expression per half, over the loaded values.
-        const std::function<std::string(int, int)> expr = [&](int x, int half) -> std::string {
-          if (std::find(loads.begin(), loads.end(), x) != loads.end()) return var(x, half);
-          const ConcreteBlockOp& o = k_.ops[x];
-          if (o.kind == BlockOpKind::kUnary) return internal::UnaryExpr(o, expr(o.operands[0], half));
-          const char* sym = o.fn == OpKind::kAdd   ? " + "
-                            : o.fn == OpKind::kSub ? " - "
-                            : o.fn == OpKind::kMul ? " * "
-                                                   : " / ";
-          return absl::StrCat("(", expr(o.operands[0], half), sym, expr(o.operands[1], half), ")");
+        const auto expr = [&](int half) {
+          return PrologueExpr(ap->a_key, loads, [&](int leaf) { return var(leaf, half); });
         };
         absl::StrAppend(&s, "#pragma unroll\n        for (int j = 0; j < 4; ++j) {  // ", labels,
                         " on the A fragment\n", decl, ";\n          a", ap->a_key,
-                        "[mt][j] = ", h_->pack2, "(", expr(ap->a_key, 0), ", ",
-                        expr(ap->a_key, 1), ");\n        }\n");
+                        "[mt][j] = ", h_->pack2, "(", expr(0), ", ", expr(1),
+                        ");\n        }\n");
       }
       absl::StrAppend(&s, "      }\n");
     }

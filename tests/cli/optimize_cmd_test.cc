@@ -168,6 +168,11 @@ TEST(OptimizeCliTest, PlainProgramsGenerate) {
        "X = input f16[2, 4096]\nG = input f16[1, 4096]\nW = input f16[4096, 1024]\n"
        "Y = matmul(mul(rms_norm(X, -1), G), W)\noutput Y\n",
        " (1 kernel) at gx=", "LoadARowFragment(l1, "},
+      // The same in f32: the prologue where the CUDA cores' FMAs read A.
+      {"rms_gain_f32",
+       "X = input f32[2, 4096]\nG = input f32[1, 4096]\nW = input f32[4096, 1024]\n"
+       "Y = matmul(mul(rms_norm(X, -1), G), W)\noutput Y\n",
+       "selected  family #", "FmaTilesF32Fn(acc"},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.name);

@@ -2252,13 +2252,33 @@ TEST(CodegenTest, PrologueOnTheAFragments) {
       EXPECT_TRUE(absl::StrContains(code.source, line)) << line;
     }
   }
-  // The f32 path has no prologue.
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f32,
-                       codegen_test::MakeAnyFixture("prologue_silu", sizes, DType::kF32));
-  ASSERT_OK_AND_ASSIGN(BlockProgram p32, Instantiate(f32.graph, a));
-  EXPECT_THAT(GenerateCuda(p32), StatusIs(absl::StatusCode::kUnimplemented,
-                                          "codegen: kernel k0, op U (silu): elementwise ops on "
-                                          "the A tile of an f32 matmul are not supported"));
+  // On f32 tiles (FMAs on the CUDA cores) each A value is computed where FmaTilesF32Fn reads
+  // it, from the staged elements of its leaves (a one-row leaf at row 0), unrounded.
+  const struct {
+    const char* fixture;
+    std::vector<const char*> expected;
+  } f32_cases[] = {
+      {"prologue_silu",
+       {"      {  // U (silu) on the A tile\n        const auto a_at = [&](int r, int k) {\n"
+        "          const float x0 = reinterpret_cast<const float*>(base + 0)[r * 136 + k];\n"
+        "          return prism_dev::Silu(x0);\n        };\n"
+        "        FmaTilesF32Fn(acc3, a_at, 8, kc * 16, "}},
+      {"prologue_gain",
+       {"SumSqRowsF32(ssl6, ssh6, reinterpret_cast<const float*>(base + 0), 136, 8, kc * 16, "
+        "lane);",
+        "          const float x1 = reinterpret_cast<const float*>(base + 4352)[k];\n"
+        "          return (x0 * x1);\n"}},
+  };
+  for (const auto& c : f32_cases) {
+    SCOPED_TRACE(std::string(c.fixture) + " f32");
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f32,
+                         codegen_test::MakeAnyFixture(c.fixture, sizes, DType::kF32));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p32, Instantiate(f32.graph, a));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p32));
+    for (const char* line : c.expected) {
+      EXPECT_TRUE(absl::StrContains(code.source, line)) << line << "\n" << code.source;
+    }
+  }
   // An op on the B tile (matmul(X, exp(W))) has no prologue: refused by name.
   constexpr int64_t R = kReplicate;
   SGraph g{"b_prologue"};

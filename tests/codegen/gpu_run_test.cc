@@ -512,6 +512,11 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
                            BF16(GpuCase{"prologue_gain", {{"M", 8}, {"K", 1024}, {"N", 512}},
                                         {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
+                           // The prologue on f32 tiles (FmaTilesF32Fn).
+                           F32(GpuCase{"prologue_gain", {{"M", 8}, {"K", 1024}, {"N", 512}},
+                                       {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
+                           F32(GpuCase{"prologue_swiglu", {{"M", 8}, {"K", 1024}, {"N", 512}},
+                                       {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
                            // A bias row (f16, bf16) and a residual added in the epilogue.
                            GpuCase{"epilogue_bias", {{"M", 8}, {"K", 1024}, {"N", 512}},
                                    {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},

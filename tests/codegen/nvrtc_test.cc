@@ -521,6 +521,9 @@ TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
       {"prologue_swiglu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
       {"prologue_gain", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
       {"prologue_gain", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}},
+      // The same prologues on f32 tiles (FmaTilesF32Fn).
+      {"prologue_gain", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, kF32},
+      {"prologue_swiglu", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, kF32},
       // A bias row and a residual added in the epilogue (codegen_test's
       // InvariantInputsInTheEpilogue).
       {"epilogue_bias", prologue, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, DType::kF16},
