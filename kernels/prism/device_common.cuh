@@ -237,39 +237,8 @@ __device__ __forceinline__ void LoadTileAsyncF32(float* smem, int spitch, const 
 // columns 2t, 2t+1 of each n8 tile, every sum by fmaf in k order. Rows of A at or past `rows`
 // are zero; n8 tiles from `nvalid` on are skipped (warp-uniform). Per k: 2·kMT loads of A, one
 // float2 of B per n8 tile, 4·kMT·kNT FMAs (few registers beyond the accumulators).
-template <int kMT, int kNT>
-__device__ __forceinline__ void FmaTilesF32(float (&d)[kMT][kNT][4], const float* a, int apitch,
-                                            int rows, int k0, const float* b, int bpitch, int n0,
-                                            int nvalid, int lane) {
-  const int g = lane >> 2, t = lane & 3;
-#pragma unroll 2
-  for (int k = k0; k < k0 + 16; ++k) {
-    float x[kMT][2];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) {
-      const int r0 = mt * 16 + g;
-      x[mt][0] = r0 < rows ? a[r0 * apitch + k] : 0.f;
-      x[mt][1] = r0 + 8 < rows ? a[(r0 + 8) * apitch + k] : 0.f;
-    }
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt) {
-      if (nt < nvalid) {
-        const float2 bv =
-            *reinterpret_cast<const float2*>(b + k * bpitch + n0 + nt * 8 + 2 * t);
-#pragma unroll
-        for (int mt = 0; mt < kMT; ++mt) {
-          d[mt][nt][0] = fmaf(x[mt][0], bv.x, d[mt][nt][0]);
-          d[mt][nt][1] = fmaf(x[mt][0], bv.y, d[mt][nt][1]);
-          d[mt][nt][2] = fmaf(x[mt][1], bv.x, d[mt][nt][2]);
-          d[mt][nt][3] = fmaf(x[mt][1], bv.y, d[mt][nt][3]);
-        }
-      }
-    }
-  }
-}
-
-// FmaTilesF32 with the A values computed: a_at(r, k) is A's element (r, k) of the tile (an
-// elementwise op of staged f32 tiles, the A prologue of an f32 matmul); rows >= `rows` are 0.
+// FmaTilesF32Fn reads A through a_at(r, k), its element (r, k) of the tile (the A prologue of an
+// f32 matmul computes it from staged f32 tiles); FmaTilesF32 reads a row-major tile `a`.
 template <int kMT, int kNT, typename AAt>
 __device__ __forceinline__ void FmaTilesF32Fn(float (&d)[kMT][kNT][4], const AAt& a_at, int rows,
                                               int k0, const float* b, int bpitch, int n0,
@@ -299,6 +268,14 @@ __device__ __forceinline__ void FmaTilesF32Fn(float (&d)[kMT][kNT][4], const AAt
       }
     }
   }
+}
+
+template <int kMT, int kNT>
+__device__ __forceinline__ void FmaTilesF32(float (&d)[kMT][kNT][4], const float* a, int apitch,
+                                            int rows, int k0, const float* b, int bpitch, int n0,
+                                            int nvalid, int lane) {
+  FmaTilesF32Fn(d, [&](int r, int k) { return a[r * apitch + k]; }, rows, k0, b, bpitch, n0,
+                nvalid, lane);
 }
 
 // Σ x² (f32) of an f32 A tile's rows in LoadAFragment<true>'s share: lane (g, t) adds columns
