@@ -59,6 +59,13 @@ rc=$?
 [ $rc -eq 2 ] || fail "PRISM_EMIT_DTYPE=f64: exit $rc, expected 2"
 [ "$(cat "$tmp/err")" = "codegen_emit: PRISM_EMIT_DTYPE must be f16, bf16 or f32" ] ||
   fail "PRISM_EMIT_DTYPE=f64 message: $(cat "$tmp/err")"
+# A fixture that needs sizes the workloads do not give (M, K, N): exit 1 with the reason, not
+# an uncaught std::out_of_range (2026-12-05).
+"$emit" prologue_silu 1 g=16,F=8,T=128,S=3 "$tmp/ps" 2> "$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "prologue_silu: exit $rc, expected 1"
+[ "$(cat "$tmp/err")" = "INVALID_ARGUMENT: prologue_silu needs the sizes M, K and N" ] ||
+  fail "prologue_silu message: $(cat "$tmp/err")"
 echo x > "$tmp/file"
 "$emit" rmsnorm_linear_split 8 g=32,s=4,F=16,T=128,S=4 "$tmp/file/out" 2> "$tmp/err" && fail "emit into a regular file succeeded"
 [ "$(cat "$tmp/err")" = "codegen_emit: cannot write '$tmp/file/out/kernel.cu'" ] || fail "message: $(cat "$tmp/err")"

@@ -292,6 +292,11 @@ inline absl::StatusOr<fixtures::Fixture> MakePrologueFixture(absl::string_view n
   if (!rms && !swiglu && name != "prologue_silu") {
     return absl::NotFoundError(absl::StrCat("no prologue fixture ", name));
   }
+  for (const char* d : {"M", "K", "N"}) {
+    if (sizes.count(d) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes M, K and N"));
+    }
+  }
   const int64_t m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
   constexpr int64_t R = kReplicate;
   SGraph g{std::string(name)};
@@ -352,6 +357,11 @@ inline absl::StatusOr<fixtures::Fixture> MakeEpilogueFixture(absl::string_view n
   const bool bias = name == "epilogue_bias";
   if (!bias && name != "epilogue_residual") {
     return absl::NotFoundError(absl::StrCat("no epilogue fixture ", name));
+  }
+  for (const char* d : {"M", "K", "N"}) {
+    if (sizes.count(d) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes M, K and N"));
+    }
   }
   const int64_t m = sizes.at("M"), k = sizes.at("K"), n = sizes.at("N");
   const int64_t em = bias ? 1 : m;
