@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <queue>
 
 #include "absl/container/flat_hash_map.h"
@@ -631,27 +632,54 @@ bool operator==(const Program& a, const Program& b) {
   return a.trailing_lines_ == b.trailing_lines_;
 }
 
+namespace {
+
+// The nodes `roots` depend on, the roots included; `stop` (when >= 0) is kept but not looked
+// past (its operands are needed only through other paths).
+std::vector<bool> ConeOf(const Program& program, const std::vector<size_t>& roots,
+                         int64_t stop = -1) {
+  std::vector<bool> needed(program.nodes().size(), false);
+  for (size_t r : roots) needed[r] = true;
+  for (size_t k = needed.size(); k-- > 0;) {  // operands have smaller ids than their users
+    if (!needed[k] || static_cast<int64_t>(k) == stop) continue;
+    for (TensorId o : program.nodes()[k].operands) needed[o.value()] = true;
+  }
+  return needed;
+}
+
+// Adds the `keep` nodes to `b` in order, operands renumbered (names, attributes and source
+// locations kept), except a node for which `replace` returns the id to use instead. Returns
+// each kept node's id in `b`.
+std::vector<TensorId> CopyNodes(
+    const Program& program, const std::vector<bool>& keep, ProgramBuilder& b,
+    const std::function<std::optional<TensorId>(size_t)>& replace = nullptr) {
+  std::vector<TensorId> id(keep.size());
+  for (size_t k = 0; k < keep.size(); ++k) {
+    if (!keep[k]) continue;
+    if (replace) {
+      if (std::optional<TensorId> r = replace(k)) {
+        id[k] = *r;
+        continue;
+      }
+    }
+    Node node = program.nodes()[k];
+    for (TensorId& o : node.operands) o = id[o.value()];
+    id[k] = b.AddNode(std::move(node));
+  }
+  return id;
+}
+
+}  // namespace
+
 absl::StatusOr<Program> OutputCone(const Program& program, size_t i) {
   if (i >= program.outputs().size()) {
     return absl::OutOfRangeError(absl::StrCat("output ", i, " of a program with ",
                                               program.outputs().size(), " outputs"));
   }
-  const size_t n = program.nodes().size();
-  std::vector<bool> needed(n, false);
-  needed[program.outputs()[i].tensor.value()] = true;
-  for (size_t k = n; k-- > 0;) {  // operands have smaller ids than their users
-    if (!needed[k]) continue;
-    for (TensorId o : program.nodes()[k].operands) needed[o.value()] = true;
-  }
+  const OutputDecl& out = program.outputs()[i];
   ProgramBuilder b;
-  std::vector<TensorId> id(n);
-  for (size_t k = 0; k < n; ++k) {
-    if (!needed[k]) continue;
-    Node node = program.nodes()[k];
-    for (TensorId& o : node.operands) o = id[o.value()];
-    id[k] = b.AddNode(std::move(node));
-  }
-  b.Output(id[program.outputs()[i].tensor.value()], program.outputs()[i].loc);
+  const std::vector<TensorId> id = CopyNodes(program, ConeOf(program, {out.tensor.value()}), b);
+  b.Output(id[out.tensor.value()], out.loc);
   return std::move(b).Build();
 }
 
@@ -664,8 +692,10 @@ absl::StatusOr<ProgramSplit> SplitAt(const Program& program, TensorId t,
   if (at.op == OpKind::kInput) {
     return absl::InvalidArgumentError(absl::StrCat("SplitAt: ", at.name, " is an input"));
   }
+  std::vector<size_t> outputs;
   for (const OutputDecl& o : program.outputs()) {
     if (o.tensor == t) return absl::InvalidArgumentError("SplitAt: the tensor is an output");
+    outputs.push_back(o.tensor.value());
   }
   const std::string cut_name = at.name.empty() ? name : at.name;
   for (size_t k = 0; k < n; ++k) {
@@ -674,47 +704,22 @@ absl::StatusOr<ProgramSplit> SplitAt(const Program& program, TensorId t,
           absl::StrCat("SplitAt: the name ", cut_name, " is taken"));
     }
   }
-  // The first part: t's cone.
-  std::vector<bool> first(n, false);
-  first[cut] = true;
-  for (size_t k = n; k-- > 0;) {  // operands have smaller ids than their users
-    if (!first[k]) continue;
-    for (TensorId o : program.nodes()[k].operands) first[o.value()] = true;
-  }
-  // The second: the outputs' cones, stopping at t.
-  std::vector<bool> second(n, false);
-  for (const OutputDecl& o : program.outputs()) second[o.tensor.value()] = true;
-  for (size_t k = n; k-- > 0;) {
-    if (!second[k] || k == cut) continue;
-    for (TensorId o : program.nodes()[k].operands) second[o.value()] = true;
-  }
   ProgramSplit out;
-  {
+  {  // The first part: t's cone, t its output.
     ProgramBuilder b;
-    std::vector<TensorId> id(n);
-    for (size_t k = 0; k < n; ++k) {
-      if (!first[k]) continue;
-      Node node = program.nodes()[k];
-      for (TensorId& o : node.operands) o = id[o.value()];
-      if (k == cut) node.name = cut_name;
-      id[k] = b.AddNode(std::move(node));
-    }
+    const std::vector<TensorId> id = CopyNodes(program, ConeOf(program, {cut}), b);
+    b.SetName(id[cut], cut_name);
     b.Output(id[cut]);
     PRISM_ASSIGN_OR_RETURN(out.first, std::move(b).Build());
   }
-  {
+  {  // The second: the outputs' cones, stopping at t, which becomes an input.
     ProgramBuilder b;
-    std::vector<TensorId> id(n);
-    for (size_t k = 0; k < n; ++k) {
-      if (!second[k]) continue;
-      if (k == cut) {
-        id[k] = b.Input(cut_name, at.dtype, at.shape, at.loc);
-        continue;
-      }
-      Node node = program.nodes()[k];
-      for (TensorId& o : node.operands) o = id[o.value()];
-      id[k] = b.AddNode(std::move(node));
-    }
+    const std::vector<TensorId> id =
+        CopyNodes(program, ConeOf(program, outputs, static_cast<int64_t>(cut)), b,
+                  [&](size_t k) -> std::optional<TensorId> {
+                    if (k != cut) return std::nullopt;
+                    return b.Input(cut_name, at.dtype, at.shape, at.loc);
+                  });
     for (const OutputDecl& o : program.outputs()) b.Output(id[o.tensor.value()], o.loc);
     PRISM_ASSIGN_OR_RETURN(out.second, std::move(b).Build());
   }
