@@ -130,12 +130,19 @@ std::optional<EClassId> Searcher::Node1(absl::string_view op, std::vector<std::o
 }  // namespace prism::search::internal
 
 namespace prism::search {
+namespace {
+
+// " (line N)" for a node parsed from text, "" for one built in code.
+std::string LineText(const Node& n) {
+  return n.loc.line > 0 ? absl::StrCat(" (line ", n.loc.line, ")") : std::string();
+}
+
+}  // namespace
 
 std::string NoFamilyHint(const Program& program) {
   for (const Node& n : program.nodes()) {
     if (n.op == OpKind::kConcat) {
-      return absl::StrCat("; concat",
-                          n.loc.line > 0 ? absl::StrCat(" (line ", n.loc.line, ")") : "",
+      return absl::StrCat("; concat", LineText(n),
                           " has no block op yet: compute its parts as separate outputs");
     }
   }
@@ -148,9 +155,7 @@ std::string NoFamilyHint(const Program& program) {
       wanted.insert(wanted.end(), x.shape.begin(), x.shape.end());
       return absl::StrCat("; ", x.name, " ", DTypeName(x.dtype), ShapeToString(x.shape),
                           " is broadcast against rank ", n.shape.size(), " by ",
-                          GetOpInfo(n.op).name,
-                          n.loc.line > 0 ? absl::StrCat(" (line ", n.loc.line, ")") : "",
-                          ": declare it as ", DTypeName(x.dtype), ShapeToString(wanted),
+                          GetOpInfo(n.op).name, LineText(n), ": declare it as ", DTypeName(x.dtype), ShapeToString(wanted),
                           " (the same elements; the block graph pairs tiles of equal rank)");
     }
   }
@@ -188,13 +193,10 @@ std::optional<ChainedMatmul> FindChainedMatmul(const Program& program) {
 std::string ChainedMatmulHint(const Program& program) {
   const std::optional<ChainedMatmul> c = FindChainedMatmul(program);
   if (!c) return "";
-  const auto line = [](const Node& n) {
-    return n.loc.line > 0 ? absl::StrCat(" (line ", n.loc.line, ")") : std::string();
-  };
   const Node& producer = program.node(c->producer);
   return absl::StrCat(
-      "; matmul", line(program.node(c->consumer)), " reads the ", ShapeToString(producer.shape),
-      " result of matmul", line(producer),
+      "; matmul", LineText(program.node(c->consumer)), " reads the ",
+      ShapeToString(producer.shape), " result of matmul", LineText(producer),
       c->via.empty() ? "" : absl::StrCat(" through ", absl::StrJoin(c->via, ", ")),
       ": a kernel would keep that intermediate whole in each block: optimize the two parts as "
       "separate programs, the first with the intermediate as its output and the second with it "
