@@ -55,7 +55,6 @@
 namespace prism::codegen::internal {
 namespace {
 
-
 // The graph's block coordinates inside a pointwise kernel (bz = blockIdx.z / P).
 const std::array<const char*, 3> kAxes = {"bx", "by", "bz"};
 
