@@ -201,6 +201,21 @@ struct Pruner::Impl {
   // hard labels only when they suffice, deterministic).
   std::vector<std::string> HittingSet(const Family& family,
                                       const std::vector<std::vector<std::string>>& samples) const;
+  // Checks the scope with options.budget, its timeout capped by the time left before
+  // options.deadline; past the deadline the query is not run and answers Unknown with
+  // reason "deadline passed".
+  smt::CheckResult Run(const char* query, const smt::CheckOptions& opts = {}) {
+    smt::Budget budget = options.budget;
+    if (options.deadline != absl::InfiniteFuture()) {
+      const int64_t left_ms = absl::ToInt64Milliseconds(options.deadline - absl::Now());
+      if (left_ms <= 0) budget = smt::Budget::Zero();
+      else if (budget.timeout_ms <= 0 || left_ms < budget.timeout_ms) budget.timeout_ms = left_ms;
+    }
+    smt::CheckResult r = solver->Check(query, budget, opts);
+    if (budget.is_zero() && !options.budget.is_zero()) r.reason = "deadline passed";
+    return r;
+  }
+  bool PastDeadline() const { return absl::Now() > options.deadline; }
   bool IsDominance(absl::string_view label) const {
     for (const Rule& r : rules) {
       if (r.info.name == label) return r.info.kind == RuleInfo::Kind::kDominance;
@@ -695,7 +710,6 @@ absl::Status Pruner::DecideWithZ3(const Family& family, std::optional<double> in
                                   const std::vector<std::vector<int64_t>>* values,
                                   Decision* out) {
   Impl& m = *impl_;
-  smt::Solver& s = *m.solver;
   Decision& d = *out;
   absl::Status status = absl::OkStatus();
   const auto dump = [&](absl::string_view query, const smt::CheckResult& r,
@@ -742,7 +756,7 @@ absl::Status Pruner::DecideWithZ3(const Family& family, std::optional<double> in
     opts.want_core = false;
     opts.labels = guess;
     opts.relax = true;  // domain bounds only, and tables free within their ranges
-    smt::CheckResult r = s.Check("prune.core_relaxed", m.options.budget, opts);
+    smt::CheckResult r = m.Run("prune.core_relaxed", opts);
     d.queries.push_back(r.stats);
     const char* query = "prune.core_relaxed";
     if (r.verdict == Verdict::kRefuted && values != nullptr) {
@@ -768,7 +782,7 @@ absl::Status Pruner::DecideWithZ3(const Family& family, std::optional<double> in
       const std::vector<std::string> domains = m.DomainLabels();
       PRISM_RETURN_IF_ERROR(m.Require(domains));
       opts.labels->insert(opts.labels->end(), domains.begin(), domains.end());
-      r = s.Check("prune.core", m.options.budget, opts);
+      r = m.Run("prune.core", opts);
       d.queries.push_back(r.stats);
       query = "prune.core";
     }
@@ -806,7 +820,7 @@ absl::Status Pruner::DecideWithZ3(const Family& family, std::optional<double> in
 
   // 2b. The full query: every label, core by Z3.
   PRISM_RETURN_IF_ERROR(m.Require(m.AllLabels()));
-  const smt::CheckResult r = s.Check("prune.decide", m.options.budget);
+  const smt::CheckResult r = m.Run("prune.decide");
   d.queries.push_back(r.stats);
   switch (r.verdict) {
     case Verdict::kUnknown:
@@ -841,7 +855,7 @@ absl::Status Pruner::DecideWithZ3(const Family& family, std::optional<double> in
         }
         smt::CheckOptions opts;
         opts.labels = hard_labels;
-        const smt::CheckResult r2 = s.Check("prune.separate", m.options.budget, opts);
+        const smt::CheckResult r2 = m.Run("prune.separate", opts);
         d.queries.push_back(r2.stats);
         if (r2.verdict == Verdict::kProved) {
           d.result = Infeasible{RulesOf(r2.core)};
@@ -893,11 +907,17 @@ absl::Status Pruner::EnumerateInstances(const Family& family, std::optional<doub
   const size_t n = family.parameters().size();
   std::vector<Term> prefix;
   Assignment a;
-  bool stop = false;
+  bool stop = false, cut = false;
+  int64_t leaves = 0;
   std::function<void(size_t)> dfs = [&](size_t depth) {
     if (stop) return;
     if (depth == n) {
+      ++leaves;
       stop = !leaf(a);
+      return;
+    }
+    if (m.PastDeadline()) {
+      stop = cut = true;
       return;
     }
     const Parameter& p = family.parameters()[depth];
@@ -912,7 +932,7 @@ absl::Status Pruner::EnumerateInstances(const Family& family, std::optional<doub
         smt::CheckOptions opts;
         opts.assumptions = prefix;
         opts.want_core = false;
-        const smt::CheckResult r = s.Check("prune.enumerate", m.options.budget, opts);
+        const smt::CheckResult r = m.Run("prune.enumerate", opts);
         const bool empty = r.verdict == Verdict::kProved;
         if (!empty) dfs(depth + 1);
         prefix.pop_back();
@@ -925,6 +945,12 @@ absl::Status Pruner::EnumerateInstances(const Family& family, std::optional<doub
   };
   dfs(0);
   m.CloseScope();
+  if (cut) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "family ", family.name(), ": the deadline passed while its instances were enumerated (",
+        leaves, " assignments of ", family.SpaceSize(),
+        " evaluated); give the search a larger budget"));
+  }
   return absl::OkStatus();
 }
 

@@ -56,6 +56,7 @@ absl::Status Searcher::PruneAndRank() {
     prune::PrunerOptions options;
     options.brute_force_limit = config_.brute_force_limit;
     options.keep_queries = config_.record_pruned;
+    options.deadline = deadline_;  // no query outlives the search's budget
     return prune::Pruner::Create(target_, options);
   };
   PRISM_RETURN_IF_ERROR(ParallelFor("rank", proved.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
@@ -85,6 +86,9 @@ absl::Status Searcher::PruneAndRank() {
     absl::StatusOr<prune::Decision> d = pruner.Decide(*c.family, incumbent_);
     if (d.ok()) {
       c.decision = *std::move(d);
+      // Past the deadline the decision may be Unknown for want of time: it prunes nothing,
+      // and the caller is told the search did not finish.
+      if (!c.decision->prunes() && absl::Now() > deadline_) c.cut_short = true;
     } else {
       c.status = d.status();
     }
@@ -92,6 +96,8 @@ absl::Status Searcher::PruneAndRank() {
   for (size_t i : proved) {
     Candidate& c = candidates_[i];
     PRISM_RETURN_IF_ERROR(c.status);
+    if (c.cut_short) result_.budget_exhausted = true;
+    if (c.cut_short && c.cost_us < 0) continue;  // not ranked in time: neither kept nor pruned
     if (c.decision && c.decision->prunes()) {
       const std::vector<std::string>& rules_hit =
           std::holds_alternative<prune::Infeasible>(c.decision->result)
@@ -151,8 +157,14 @@ absl::Status Searcher::Rank(prune::Pruner& pruner, Candidate& c) const {
   c.fctx = std::make_unique<ExprContext>();
   PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(c.graph, *c.fctx));
   c.family = std::move(family);
-  PRISM_ASSIGN_OR_RETURN(std::vector<Assignment> instances,
-                         pruner.EnumerateInstances(*c.family, std::nullopt, config_.instances_per_family));
+  absl::StatusOr<std::vector<Assignment>> enumerated =
+      pruner.EnumerateInstances(*c.family, std::nullopt, config_.instances_per_family);
+  if (absl::IsDeadlineExceeded(enumerated.status())) {
+    c.cut_short = true;  // the search's budget ran out before this family's instances
+    return absl::OkStatus();
+  }
+  PRISM_RETURN_IF_ERROR(enumerated.status());
+  const std::vector<Assignment>& instances = *enumerated;
   for (const Assignment& a : instances) {
     PRISM_ASSIGN_OR_RETURN(prune::InstanceCheck check, pruner.CheckInstance(*c.family, a, std::nullopt));
     if (!check.ok()) continue;
@@ -164,6 +176,7 @@ absl::Status Searcher::Rank(prune::Pruner& pruner, Candidate& c) const {
   if (c.cost_us < 0 && config_.prune) {
     PRISM_ASSIGN_OR_RETURN(prune::Decision d, pruner.Decide(*c.family, std::nullopt));
     c.decision = std::move(d);
+    if (!c.decision->prunes() && absl::Now() > deadline_) c.cut_short = true;
   }
   return absl::OkStatus();
 }

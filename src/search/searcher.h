@@ -267,6 +267,9 @@ class Searcher {
     double cost_us = -1;                      // best cost lower bound over the ranked instances
     Assignment best;
     std::optional<prune::Decision> decision;  // the deciding pruner verdict, if one was asked
+    // The search's deadline passed while this candidate was ranked or decided: it is neither
+    // a family nor pruned (result's budget_exhausted tells the caller).
+    bool cut_short = false;
     size_t template_index = 0;                // templates_[...] that built it
   };
 

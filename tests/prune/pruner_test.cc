@@ -591,6 +591,51 @@ TEST(PrunerTest, ZeroBudgetPrunesNothing) {
   }
 }
 
+// A past deadline (a search's budget spent) prunes nothing, like a zero budget, but says why;
+// a depth-first enumeration stops at it with the exact reason, a brute-force one completes.
+TEST(PrunerTest, PastDeadlinePrunesNothingAndStopsDepthFirstEnumeration) {
+  PrunerOptions options;
+  options.deadline = absl::Now() - absl::Seconds(1);
+  options.probe_limit = 0;  // every decision goes to Z3
+  Pruner p = MakePruner(options);
+  for (const Row& row : TableRows()) {
+    SCOPED_TRACE(row.spec.name);
+    ExprContext ctx;
+    Family f = Build(ctx, row.spec);
+    ASSERT_OK_AND_ASSIGN(Decision d, p.Decide(f, row.incumbent_us));
+    EXPECT_FALSE(d.prunes()) << d.ToString();
+    ASSERT_TRUE(std::holds_alternative<Unknown>(d.result)) << d.ToString();
+    EXPECT_THAT(std::get<Unknown>(d.result).reason, HasSubstr(": deadline passed"));
+  }
+  EXPECT_EQ(p.stats().total.proved + p.stats().total.refuted, 0);
+
+  ExprContext ctx;
+  Spec spec = TableRows().back().spec;
+  spec.params = {{"g", "divisors(6144, 1, 96)"}, {"F", "pow2(1, 64)"}, {"T", "{64, 128, 256, 512}"},
+                 {"S", "range(1, 4)"}};
+  Family f = Build(ctx, spec);  // a space of 1456 assignments
+  struct Case {
+    int64_t brute_force_limit;
+    bool completes;
+  };
+  for (const Case& c : std::vector<Case>{{1 << 16, true}, {0, false}}) {
+    PrunerOptions o = options;
+    o.brute_force_limit = c.brute_force_limit;
+    Pruner q = MakePruner(o);
+    absl::StatusOr<std::vector<Assignment>> got = q.EnumerateInstances(f, 40.0, 1 << 20);
+    if (c.completes) {
+      ASSERT_OK(got.status());
+      EXPECT_FALSE(got->empty());
+    } else {
+      EXPECT_THAT(got, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                                "family " + spec.name +
+                                    ": the deadline passed while its instances were enumerated "
+                                    "(0 assignments of 1456 evaluated); give the search a larger "
+                                    "budget"));
+    }
+  }
+}
+
 TEST(PrunerTest, EnumerationIsDeterministicAndBothStrategiesAgree) {
   ExprContext ctx;
   Spec spec = TableRows().back().spec;  // rmsnorm_like, with narrower domains: 576 assignments

@@ -17,7 +17,8 @@
 //                       (it contains at least one dominance rule).
 //   Feasible{witness}   an assignment satisfying every constraint and rule (and, with an
 //                       incumbent, whose lower bound is below it), checked concretely.
-//   Unknown{reason}     the budget ran out or the solver could not decide.
+//   Unknown{reason}     the budget or the deadline (PrunerOptions) ran out, or the solver
+//                       could not decide.
 // Soundness: Unknown never prunes; a zero budget makes every query Unknown, so nothing is
 // pruned (a family can still be shown Feasible by a concrete witness, which prunes nothing).
 //
@@ -51,6 +52,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "prism/expr/eval.h"
 #include "prism/prune/family.h"
 #include "prism/smt/encode.h"
@@ -86,6 +88,13 @@ struct PrunerOptions {
   // Where resources.smt2, cost.smt2 and rules/ are; empty: DataDir()/smt_theories.
   std::string theory_dir;
   smt::EncodeOptions encode;
+  // The caller's wall-clock deadline (a search's budget). A Z3 query is not started after
+  // it (it answers Unknown, reason "deadline passed", so nothing is pruned for want of
+  // time), and a query started before it runs at most until it (Budget::timeout_ms capped
+  // by the time left). A depth-first EnumerateInstances walk stops at it with
+  // DeadlineExceeded; brute-force walks (spaces up to brute_force_limit, evaluated without
+  // Z3) are not cut. Default: none.
+  absl::Time deadline = absl::InfiniteFuture();
 };
 
 struct Infeasible {
@@ -161,10 +170,12 @@ class Pruner {
   // lexicographic order of the parameter values (first parameter slowest, the order of
   // Family::ForEachAssignment); stops when `visit` returns false. Deterministic: leaves are
   // decided by concrete evaluation, Z3 only cuts subtrees it proves empty (an Unknown answer
-  // descends), so the output does not depend on the budget.
+  // descends), so the output does not depend on the budget. Past PrunerOptions::deadline a
+  // depth-first walk stops with DeadlineExceeded (the assignments visited before it were
+  // visited); a brute-force walk always completes.
   absl::Status EnumerateInstances(const Family& family, std::optional<double> incumbent_us,
                                   const std::function<bool(const Assignment&)>& visit);
-  // The first `max_count` of those.
+  // The first `max_count` of those; DeadlineExceeded as above (nothing returned).
   absl::StatusOr<std::vector<Assignment>> EnumerateInstances(const Family& family,
                                                              std::optional<double> incumbent_us,
                                                              int64_t max_count);
