@@ -166,6 +166,34 @@ absl::StatusOr<Result> Optimize(const Program& program, const OptimizeOptions& o
 // '<path>': <why>".
 absl::Status WriteResult(const Result& result, const std::string& dir);
 
+// ---- programs optimized in parts ------------------------------------------------------------
+
+// A program optimized whole (`result`) or cut in two parts (`parts`, launched in that order on
+// one stream; each part is a Plan again, optimized whole or cut again).
+struct Plan {
+  std::string name;              // the tensor this part computes, its directory name; "" at the top
+  Program program;               // this part's program; at the top, the program given
+  std::optional<Result> result;  // set when optimized whole
+  std::vector<Plan> parts;       // else its two parts, in launch order
+  std::string split_json;        // with parts: DIR/split.json (format prism.split, docs/optimize.md)
+};
+
+// Optimize, and when that fails with FailedPrecondition because a matmul reads (elementwise ops
+// of) a matmul wider than 16 columns, which no family can keep in one block (Llama's MLP): the
+// program cut at the reading matmul's A operand (ir SplitAt). The first part computes that
+// tensor (named as in the program, else H, H1, ...): the caller allocates it (its dtype and
+// shape are in split_json) and passes it to both parts' launches. The second part computes
+// the output from it. Each part is optimized, proved and reported alone, and cut again if it
+// needs it, at most 4 cuts deep. A part's kernels are named
+// prism_<program_name>_<part name>_<kernel>, its label is "<program_label> part <name>".
+// Errors: those of Optimize for the whole program when it cannot be cut; a part's error with
+// "part <name>: " in front.
+absl::StatusOr<Plan> OptimizeParts(const Program& program, const OptimizeOptions& options = {});
+
+// Writes a plan as `prism optimize` does: a whole program as WriteResult(dir); a cut one as
+// each part in DIR/<part name> (recursively) and DIR/split.json. Errors as WriteResult's.
+absl::Status WritePlan(const Plan& plan, const std::string& dir);
+
 // ---- proofs ---------------------------------------------------------------------------------
 
 using ProofSummary = proofcheck::ProofSummary;

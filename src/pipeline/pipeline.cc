@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "prism/base/status.h"
 #include "prism/report/report.h"
+#include "prism/search/search.h"
 #include "prism/smt/target.h"
 #include "prism/tune/tune.h"
 
@@ -199,6 +200,66 @@ absl::Status WriteResult(const Result& result, const std::string& dir) {
   const Report& rep = result.report;
   return report::WriteReport(
       report::Report{rep.json, rep.markdown, rep.html, rep.proof_json, rep.smt_files}, dir);
+}
+
+namespace {
+
+constexpr int kMaxCuts = 4;
+
+absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
+                                     std::string name, int depth) {
+  Plan plan;
+  plan.name = std::move(name);
+  plan.program = program;
+  absl::StatusOr<Result> whole = Optimize(program, options);
+  if (whole.ok()) {
+    plan.result = *std::move(whole);
+    return plan;
+  }
+  if (whole.status().code() != absl::StatusCode::kFailedPrecondition || depth >= kMaxCuts) {
+    return whole.status();
+  }
+  PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
+                         search::SplitAtChainedMatmul(program));
+  if (!split) return whole.status();
+  const std::string base_name = options.program_name.empty()
+                                    ? tune::ProgramNameFrom(options.program_label)
+                                    : options.program_name;
+  for (int i = 0; i < 2; ++i) {
+    const std::string& part_name = split->names[i];
+    OptimizeOptions one = options;
+    one.program_label = absl::StrCat(options.program_label, " part ", part_name);
+    one.program_name = tune::ProgramNameFrom(absl::StrCat(base_name, "_", part_name));
+    absl::StatusOr<Plan> part = OptimizePartsAt(split->parts[i], one, part_name, depth + 1);
+    if (!part.ok()) {
+      return absl::Status(part.status().code(),
+                          absl::StrCat("part ", part_name, ": ", part.status().message()));
+    }
+    plan.parts.push_back(*std::move(part));
+  }
+  plan.split_json = search::SplitManifest(options.program_label, program, *split);
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> OptimizeParts(const Program& program, const OptimizeOptions& options) {
+  return OptimizePartsAt(program, options, "", 0);
+}
+
+absl::Status WritePlan(const Plan& plan, const std::string& dir) {
+  if (plan.result) return WriteResult(*plan.result, dir);
+  for (const Plan& part : plan.parts) {
+    PRISM_RETURN_IF_ERROR(WritePlan(part, JoinPath(dir, part.name)));
+  }
+  const std::string path = JoinPath(dir, "split.json");
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !out.write(plan.split_json.data(), static_cast<std::streamsize>(plan.split_json.size())) ||
+      !out.flush()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ProofSummary> CheckProof(absl::string_view proof_json, const std::string& rules_dir) {

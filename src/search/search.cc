@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
 #include "prism/ir/types.h"
 
 namespace prism::search::internal {
@@ -200,7 +201,43 @@ std::string ChainedMatmulHint(const Program& program) {
       c->via.empty() ? "" : absl::StrCat(" through ", absl::StrJoin(c->via, ", ")),
       ": a kernel would keep that intermediate whole in each block: optimize the two parts as "
       "separate programs, the first with the intermediate as its output and the second with it "
-      "as an input (prism optimize does: ir SplitAt)");
+      "as an input (prism::OptimizeParts and prism optimize do: search SplitAtChainedMatmul)");
+}
+
+absl::StatusOr<std::optional<ChainedSplit>> SplitAtChainedMatmul(const Program& program) {
+  std::optional<ChainedMatmul> chain = FindChainedMatmul(program);
+  if (!chain) return std::nullopt;
+  std::string name = program.node(chain->cut).name;
+  for (int k = 0; name.empty(); ++k) {
+    const std::string n = k == 0 ? "H" : absl::StrCat("H", k);
+    bool taken = false;
+    for (const Node& x : program.nodes()) taken = taken || x.name == n;
+    if (!taken) name = n;
+  }
+  PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, chain->cut, name));
+  ChainedSplit out{*std::move(chain), {std::move(split.first), std::move(split.second)}, {}};
+  out.names[0] = name;
+  out.names[1] = out.parts[1].node(out.parts[1].outputs()[0].tensor).name;
+  return out;
+}
+
+std::string SplitManifest(const std::string& label, const Program& program,
+                          const ChainedSplit& split) {
+  const Node& cut = program.node(split.chain.cut);
+  nlohmann::ordered_json j = {
+      {"format", "prism.split"},
+      {"version", 1},
+      {"program", label},
+      {"cut", {{"tensor", split.names[0]}, {"dtype", DTypeName(cut.dtype)}, {"shape", cut.shape}}},
+      {"parts", nlohmann::ordered_json::array()}};
+  for (int i = 0; i < 2; ++i) {
+    const Program& part = split.parts[i];
+    std::vector<std::string> ins, outs;
+    for (TensorId t : part.inputs()) ins.push_back(part.node(t).name);
+    for (const OutputDecl& o : part.outputs()) outs.push_back(part.node(o.tensor).name);
+    j["parts"].push_back({{"dir", split.names[i]}, {"inputs", ins}, {"outputs", outs}});
+  }
+  return j.dump(1) + "\n";
 }
 
 absl::StatusOr<SearchResult> Search(const Program& program, const SearchConfig& config,

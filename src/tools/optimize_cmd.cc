@@ -267,8 +267,8 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
 }
 
 // OptimizeOne, and when no family of `program` can be generated because a matmul reads a
-// wide matmul (search::FindChainedMatmul), the program cut in two at that matmul's A operand
-// (ir SplitAt): the first part computes it (in DIR/<its name>, named H when anonymous), the
+// wide matmul, the program cut in two at that matmul's A operand (search::SplitAtChainedMatmul):
+// the first part computes it (in DIR/<its name>, named H when anonymous), the
 // second the outputs from it (in DIR/<output>); each part is optimized (and split again, up to
 // kMaxSplits deep) and proved on its own. With --json the sink gets {"split_at", "parts"}.
 constexpr int kMaxSplits = 4;
@@ -281,18 +281,12 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
   if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition || depth >= kMaxSplits) {
     return st;
   }
-  const std::optional<search::ChainedMatmul> chain = search::FindChainedMatmul(program);
-  if (!chain) return st;
-  std::string name = program.node(chain->cut).name;
-  for (int k = 0; name.empty(); ++k) {
-    const std::string n = k == 0 ? "H" : absl::StrCat("H", k);
-    bool taken = false;
-    for (const Node& x : program.nodes()) taken = taken || x.name == n;
-    if (!taken) name = n;
-  }
-  PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, chain->cut, name));
-  const Node& cut = program.node(chain->cut);
-  const std::string output = split.second.node(split.second.outputs()[0].tensor).name;
+  PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
+                         search::SplitAtChainedMatmul(program));
+  if (!split) return st;
+  const std::string& name = split->names[0];
+  const std::string& output = split->names[1];
+  const Node& cut = program.node(split->chain.cut);
   const bool json = args.Flag("--json");
   if (!json) {
     io.out << "split     no family of the whole program can be generated; " << name << " "
@@ -302,16 +296,15 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
            << " from it by a second, each optimized and proved alone\n";
   }
   nlohmann::ordered_json parts = nlohmann::ordered_json::array();
-  const std::pair<const Program*, std::string> todo[] = {{&split.first, name},
-                                                          {&split.second, output}};
   for (size_t i = 0; i < 2; ++i) {
-    const auto& [part, part_name] = todo[i];
+    const Program& part = split->parts[i];
+    const std::string& part_name = split->names[i];
     if (!json) io.out << "\npart      " << i + 1 << " of 2: " << part_name << "\n";
     tune::TuneOptions one = options;
     one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", part_name));
     nlohmann::ordered_json j;
     const absl::Status ps =
-        OptimizeOrSplit(*part, absl::StrCat(label, " part ", part_name), target, one,
+        OptimizeOrSplit(part, absl::StrCat(label, " part ", part_name), target, one,
                         absl::StrCat(out_dir, "/", part_name), args, io, absl::Now(),
                         json ? &j : nullptr, depth + 1);
     if (!ps.ok()) {
@@ -320,21 +313,8 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
     if (json) parts.push_back(std::move(j));
   }
   // DIR/split.json: the parts in launch order, with the tensors each reads and writes.
-  nlohmann::ordered_json order = {{"format", "prism.split"},
-                                  {"version", 1},
-                                  {"program", label},
-                                  {"cut",
-                                   {{"tensor", name},
-                                    {"dtype", DTypeName(cut.dtype)},
-                                    {"shape", cut.shape}}},
-                                  {"parts", nlohmann::ordered_json::array()}};
-  for (const auto& [part, part_name] : todo) {
-    std::vector<std::string> ins, outs;
-    for (TensorId t : part->inputs()) ins.push_back(part->node(t).name);
-    for (const OutputDecl& o : part->outputs()) outs.push_back(part->node(o.tensor).name);
-    order["parts"].push_back({{"dir", part_name}, {"inputs", ins}, {"outputs", outs}});
-  }
-  PRISM_RETURN_IF_ERROR(WriteFile(JoinPath(out_dir, "split.json"), order.dump(1) + "\n"));
+  PRISM_RETURN_IF_ERROR(WriteFile(JoinPath(out_dir, "split.json"),
+                                  search::SplitManifest(label, program, *split)));
   if (!json) {
     io.out << "\nwrote     " << out_dir << "/split.json (the parts in launch order: " << name
            << " first, then " << output << " from it)\n";

@@ -160,6 +160,63 @@ TEST(PipelineTest, WithoutReportOnlyTheKernelFilesAreWritten) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/report.json"));
 }
 
+// OptimizeParts: a program Optimize covers is one whole part (the same files); an MLP, which
+// Optimize refuses, is cut at its hidden activation into two parts, each with its own result,
+// kernel names and report; WritePlan lays them out as prism optimize does.
+TEST(PipelineTest, OptimizePartsCutsAnMlpAndKeepsAWholeProgramWhole) {
+  ASSERT_OK_AND_ASSIGN(Plan whole, OptimizeParts(RmsNormLinear(), TestOptions()));
+  ASSERT_TRUE(whole.result.has_value());
+  EXPECT_TRUE(whole.parts.empty());
+  EXPECT_EQ(whole.split_json, "");
+  EXPECT_EQ(whole.result->cuda_source, SharedResult().cuda_source);
+
+  ASSERT_OK_AND_ASSIGN(Program mlp, ParseProgram("X = input f16[4, 128]\n"
+                                                 "W1 = input f16[128, 256]\n"
+                                                 "W2 = input f16[256, 64]\n"
+                                                 "Y = matmul(gelu(matmul(X, W1)), W2)\n"
+                                                 "output Y\n"));
+  OptimizeOptions o = TestOptions();
+  o.program_label = "mlp_small";
+  EXPECT_THAT(Optimize(mlp, o), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                         HasSubstr("search SplitAtChainedMatmul")));
+  ASSERT_OK_AND_ASSIGN(Plan plan, OptimizeParts(mlp, o));
+  EXPECT_FALSE(plan.result.has_value());
+  ASSERT_EQ(plan.parts.size(), 2u);
+  const struct {
+    const char* name;
+    const char* function_prefix;
+    std::vector<std::string> inputs;
+  } kParts[] = {{"H", "prism_mlp_small_H_", {"X", "W1"}}, {"Y", "prism_mlp_small_Y_", {"W2", "H"}}};
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(kParts[i].name);
+    const Plan& part = plan.parts[i];
+    EXPECT_EQ(part.name, kParts[i].name);
+    ASSERT_TRUE(part.result.has_value());
+    std::vector<std::string> inputs;
+    for (TensorId t : part.program.inputs()) inputs.push_back(part.program.node(t).name);
+    EXPECT_EQ(inputs, kParts[i].inputs);
+    ASSERT_FALSE(part.result->kernels.empty());
+    EXPECT_THAT(part.result->kernels[0].function, StartsWith(kParts[i].function_prefix));
+    ASSERT_OK(CheckProof(part.result->report.proof_json).status());
+  }
+  const nlohmann::json split = nlohmann::json::parse(plan.split_json);
+  EXPECT_EQ(split["program"], "mlp_small");
+  EXPECT_EQ(split["cut"]["tensor"], "H");
+
+  const std::string dir = TempDir("plan");
+  ASSERT_OK(WritePlan(plan, dir));
+  EXPECT_EQ(testing::ReadFile(dir + "/split.json"), plan.split_json);
+  EXPECT_EQ(testing::ReadFile(dir + "/H/kernel.cu"), plan.parts[0].result->cuda_source);
+  EXPECT_EQ(testing::ReadFile(dir + "/Y/launch.json"), plan.parts[1].result->launch_json);
+  ASSERT_OK_AND_ASSIGN(AuditResult audit, Audit(dir + "/Y"));
+  EXPECT_TRUE(audit.ok()) << ::testing::PrintToString(audit.disagreements);
+  const std::string file = TempDir("plan_file");
+  ASSERT_OK(WriteFile(file, "x"));  // a file where the directory should be
+  EXPECT_THAT(WritePlan(plan, file),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       StartsWith("cannot create the output directory '" + file + "/H': ")));
+}
+
 TEST(PipelineTest, ProgressReportsTheStagesInOrder) {
   std::vector<std::string> stages;
   double last_elapsed = 0;

@@ -279,6 +279,33 @@ class OptimizeTest(unittest.TestCase):
         with self.assertRaises(KeyError):
             prism.optimize(rmsnorm_linear(), build_report=False, progress=progress, **OPTIONS)
 
+    def test_optimize_parts_cuts_an_mlp(self):
+        mlp = prism.parse_program(
+            "X = input f16[4, 128]\nW1 = input f16[128, 256]\nW2 = input f16[256, 64]\n"
+            "Y = matmul(gelu(matmul(X, W1)), W2)\noutput Y\n")
+        options = dict(OPTIONS, label="mlp_small", build_report=False)
+        with self.assertRaises(prism.Error) as ctx:
+            prism.optimize(mlp, **options)
+        self.assertEqual(ctx.exception.code, "FAILED_PRECONDITION")
+        plan = prism.optimize_parts(mlp, **options)
+        self.assertIsNone(plan.result)
+        self.assertEqual([p.name for p in plan.parts], ["H", "Y"])
+        self.assertEqual([sorted(n["name"] for n in p.program.nodes if n["op"] == "input")
+                          for p in plan.parts], [["W1", "X"], ["H", "W2"]])
+        self.assertTrue(plan.parts[1].result.kernels[0].function.startswith("prism_mlp_small_Y_"))
+        self.assertEqual(json.loads(plan.split_json)["cut"]["tensor"], "H")
+        whole = prism.optimize_parts(rmsnorm_linear(), **OPTIONS)
+        self.assertEqual(whole.parts, [])
+        self.assertEqual(whole.result.cuda_source, shared_result().cuda_source)
+        d = tempfile.mkdtemp(prefix="prism_py_plan_")
+        try:
+            plan.write(d)
+            self.assertEqual(prism.load_result(os.path.join(d, "Y")).cuda_source,
+                             plan.parts[1].result.cuda_source)
+            with open(os.path.join(d, "split.json")) as f:
+                self.assertEqual(f.read(), plan.split_json)
+        finally:
+            shutil.rmtree(d)
 
 if __name__ == "__main__":
     unittest.main()

@@ -479,14 +479,15 @@ TEST(ChainedMatmulHintTest, NamesAMatmulOfAWideMatmul) {
        "; matmul (line 4) reads the [8, 2048] result of matmul (line 4) through gelu: a kernel "
        "would keep that intermediate whole in each block: optimize the two parts as separate "
        "programs, the first with the intermediate as its output and the second with it as an "
-       "input (prism optimize does: ir SplitAt)"},
+       "input (prism::OptimizeParts and prism optimize do: search SplitAtChainedMatmul)"},
       {"X = input f16[8, 1024]\nW1 = input f16[1024, 512]\nB = input f16[1, 512]\n"
        "W2 = input f16[512, 64]\nH = matmul(X, W1)\nY = matmul(scale(add(H, B), 2), W2)\n"
        "output Y\n",
        "; matmul (line 6) reads the [8, 512] result of matmul (line 5) through add, scale: a "
        "kernel would keep that intermediate whole in each block: optimize the two parts as "
        "separate programs, the first with the intermediate as its output and the second with it "
-       "as an input (prism optimize does: ir SplitAt)"},
+       "as an input (prism::OptimizeParts and prism optimize do: search "
+       "SplitAtChainedMatmul)"},
       {"X = input f16[8, 1024]\nW = input f16[1024, 512]\nA = input f16[1024, 16]\n"
        "B = input f16[16, 512]\nY = add(matmul(X, W), matmul(matmul(X, A), B))\noutput Y\n",
        ""},
@@ -499,6 +500,61 @@ TEST(ChainedMatmulHintTest, NamesAMatmulOfAWideMatmul) {
     ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
     EXPECT_EQ(ChainedMatmulHint(p), c.hint);
   }
+}
+
+// The cut of a chained matmul: the cut tensor keeps its name or gets the first free one of H,
+// H1, ...; the first part computes it, the second reads it (after the program's own inputs);
+// no chain, no split.
+TEST(SplitAtChainedMatmulTest, NamesTheCutAndSplitsThere) {
+  const struct {
+    const char* text;
+    std::vector<std::string> names;   // empty: no split
+    std::vector<std::string> inputs0, inputs1;
+  } kCases[] = {
+      {"X = input f16[8, 1024]\nW1 = input f16[1024, 2048]\nW2 = input f16[2048, 1024]\n"
+       "Y = matmul(gelu(matmul(X, W1)), W2)\noutput Y\n",
+       {"H", "Y"}, {"X", "W1"}, {"W2", "H"}},
+      {"X = input f16[8, 1024]\nW1 = input f16[1024, 2048]\nH = input f16[2048, 1024]\n"
+       "Y = matmul(gelu(matmul(X, W1)), H)\noutput Y\n",
+       {"H1", "Y"}, {"X", "W1"}, {"H", "H1"}},
+      {"X = input f16[8, 1024]\nW1 = input f16[1024, 2048]\nW2 = input f16[2048, 1024]\n"
+       "G = gelu(matmul(X, W1))\nOut = matmul(G, W2)\noutput Out\n",
+       {"G", "Out"}, {"X", "W1"}, {"W2", "G"}},
+      {"X = input f16[8, 1024]\nW = input f16[1024, 512]\nA = input f16[1024, 16]\n"
+       "B = input f16[16, 512]\nY = add(matmul(X, W), matmul(matmul(X, A), B))\noutput Y\n",
+       {}, {}, {}},
+  };
+  const auto names_of = [](const Program& p, absl::Span<const TensorId> ids) {
+    std::vector<std::string> out;
+    for (TensorId t : ids) out.push_back(p.node(t).name);
+    return out;
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    ASSERT_OK_AND_ASSIGN(std::optional<ChainedSplit> s, SplitAtChainedMatmul(p));
+    if (c.names.empty()) {
+      EXPECT_FALSE(s.has_value());
+      continue;
+    }
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(std::vector<std::string>(s->names, s->names + 2), c.names);
+    EXPECT_EQ(names_of(s->parts[0], s->parts[0].inputs()), c.inputs0);
+    EXPECT_EQ(names_of(s->parts[1], s->parts[1].inputs()), c.inputs1);
+    EXPECT_EQ(s->parts[0].node(s->parts[0].outputs()[0].tensor).name, c.names[0]);
+    EXPECT_EQ(s->parts[1].node(s->parts[1].outputs()[0].tensor).name, c.names[1]);
+  }
+  // The manifest of the first case, exactly.
+  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(kCases[0].text));
+  ASSERT_OK_AND_ASSIGN(std::optional<ChainedSplit> s, SplitAtChainedMatmul(p));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(SplitManifest("mlp", p, *s),
+            "{\n \"format\": \"prism.split\",\n \"version\": 1,\n \"program\": \"mlp\",\n"
+            " \"cut\": {\n  \"tensor\": \"H\",\n  \"dtype\": \"f16\",\n  \"shape\": [\n   8,\n"
+            "   2048\n  ]\n },\n \"parts\": [\n  {\n   \"dir\": \"H\",\n   \"inputs\": [\n"
+            "    \"X\",\n    \"W1\"\n   ],\n   \"outputs\": [\n    \"H\"\n   ]\n  },\n  {\n"
+            "   \"dir\": \"Y\",\n   \"inputs\": [\n    \"W2\",\n    \"H\"\n   ],\n"
+            "   \"outputs\": [\n    \"Y\"\n   ]\n  }\n ]\n}\n");
 }
 
 // A linear layer over a batch of rows, X [B, M, K] · W [K, N] (one W for every batch): the

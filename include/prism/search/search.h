@@ -172,7 +172,8 @@ std::string NoFamilyHint(const Program& program);
 // as a sentence to append to "no family can be generated as CUDA yet: ...": a matmul whose A
 // operand is (elementwise ops of) another matmul wider than 16 columns — the families keep
 // that intermediate in one block, which only a narrow one (lora's X·A [M, 16]) fits; the
-// program must be split there (`prism optimize` does it, ir SplitAt; tune::Optimize does not).
+// program must be split there (SplitAtChainedMatmul; prism::OptimizeParts and `prism optimize` do
+// it, tune::Optimize does not).
 // E.g. "; matmul (line 4) reads the [8, 2048] result of matmul (line 4) through gelu: ...
 // optimize the two parts as separate programs, ...".
 std::string ChainedMatmulHint(const Program& program);
@@ -186,6 +187,23 @@ struct ChainedMatmul {
   std::vector<std::string> via;
 };
 std::optional<ChainedMatmul> FindChainedMatmul(const Program& program);
+
+// `program` cut at FindChainedMatmul's `cut` (ir SplitAt): `parts[0]` computes the cut tensor,
+// `parts[1]` the program's output from it. `names` are the parts' names, used as their
+// directories: the cut tensor's name (its own; when anonymous the first of H, H1, H2, ... that
+// names no tensor of `program`), then the output's. nullopt when there is no chained matmul.
+struct ChainedSplit {
+  ChainedMatmul chain;
+  Program parts[2];
+  std::string names[2];
+};
+absl::StatusOr<std::optional<ChainedSplit>> SplitAtChainedMatmul(const Program& program);
+
+// DIR/split.json for a split (format "prism.split", version 1, docs/optimize.md): the
+// program's `label`, the cut tensor (name, dtype, shape), and the parts in launch order, each
+// with its directory and the tensors it reads and writes. Ends with a newline.
+std::string SplitManifest(const std::string& label, const Program& program,
+                          const ChainedSplit& split);
 
 // InvalidArgument for a Program with more than one output or for an unsupported config;
 // errors of rule loading and of the pruner's theories are returned as they are.
