@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -312,67 +313,66 @@ PYBIND11_MODULE(_prism, m) {
       .def("write", [](const Result& r, const std::string& dir) { OkOrRaise(WriteResult(r, dir)); },
            py::arg("dir"), "Writes kernel.cu, launch.json, host.h, family.json (and the report) to dir.");
 
-  // prism.optimize and prism.optimize_parts: the same options, the same progress callback.
-  // The callback runs on this thread with the GIL re-acquired; its first exception is re-raised
-  // after the C++ call returns (the search cannot be interrupted from it).
-  const auto run = [](auto call, const Program& program, const std::string& target,
-                      const std::string& gpu, int gpu_index, double search_budget_s,
-                      int search_threads, int top_families, int instances_per_family,
-                      const std::string& compile_cache_dir, const std::string& label,
-                      bool build_report, std::optional<py::function> progress) {
-    OptimizeOptions o;
-    o.target = target;
-    o.gpu_mode = GpuModeFromName(gpu);
-    o.gpu = gpu_index;
-    o.search_budget_s = search_budget_s;
-    o.search_threads = search_threads;
-    o.top_families = top_families;
-    o.instances_per_family = instances_per_family;
-    o.compile_cache_dir = compile_cache_dir;
-    o.program_label = label;
-    o.build_report = build_report;
-    std::optional<py::error_already_set> callback_error;
-    if (progress) {
-      o.progress = [&progress, &callback_error](const Progress& p) {
-        py::gil_scoped_acquire gil;
-        if (callback_error) return;
-        try {
-          (*progress)(p.stage, p.elapsed_s, p.done, p.total);
-        } catch (py::error_already_set& e) {
-          callback_error.emplace(std::move(e));
-        }
-      };
-    }
-    decltype(call(program, o)) r;
-    {
-      py::gil_scoped_release release;
-      r = call(program, o);
-    }
-    if (callback_error) throw *callback_error;
-    return ValueOrRaise(std::move(r));
+  // prism.optimize and prism.optimize_parts: the same arguments and progress callback around
+  // `call` (Optimize or OptimizeParts). The callback runs on this thread with the GIL
+  // re-acquired; its first exception is re-raised after the C++ call returns (the search
+  // cannot be interrupted from it).
+  const auto binding = [](auto call) {
+    return [call](const Program& program, const std::string& target, const std::string& gpu,
+                  int gpu_index, double search_budget_s, int search_threads, int top_families,
+                  int instances_per_family, const std::string& compile_cache_dir,
+                  const std::string& label, bool build_report,
+                  std::optional<py::function> progress) {
+      OptimizeOptions o;
+      o.target = target;
+      o.gpu_mode = GpuModeFromName(gpu);
+      o.gpu = gpu_index;
+      o.search_budget_s = search_budget_s;
+      o.search_threads = search_threads;
+      o.top_families = top_families;
+      o.instances_per_family = instances_per_family;
+      o.compile_cache_dir = compile_cache_dir;
+      o.program_label = label;
+      o.build_report = build_report;
+      std::optional<py::error_already_set> callback_error;
+      if (progress) {
+        o.progress = [&progress, &callback_error](const Progress& p) {
+          py::gil_scoped_acquire gil;
+          if (callback_error) return;
+          try {
+            (*progress)(p.stage, p.elapsed_s, p.done, p.total);
+          } catch (py::error_already_set& e) {
+            callback_error.emplace(std::move(e));
+          }
+        };
+      }
+      decltype(call(program, o)) r;
+      {
+        py::gil_scoped_release release;
+        r = call(program, o);
+      }
+      if (callback_error) throw *callback_error;
+      return ValueOrRaise(std::move(r));
+    };
   };
-#define PRISM_OPTIMIZE_ARGS                                                                   \
-  py::arg("program"), py::arg("target") = "h200", py::arg("gpu") = "auto",                   \
-      py::arg("gpu_index") = 0, py::arg("search_budget_s") = 30.0,                           \
-      py::arg("search_threads") = 0, py::arg("top_families") = OptimizeOptions().top_families, \
-      py::arg("instances_per_family") = OptimizeOptions().instances_per_family,              \
-      py::arg("compile_cache_dir") = "", py::arg("label") = "program",                       \
-      py::arg("build_report") = true, py::arg("progress") = py::none()
-  m.def(
-      "optimize",
-      [run](const Program& program, const std::string& target, const std::string& gpu,
-            int gpu_index, double search_budget_s, int search_threads, int top_families,
-            int instances_per_family, const std::string& compile_cache_dir,
-            const std::string& label, bool build_report, std::optional<py::function> progress) {
-        return run([](const Program& p, const OptimizeOptions& o) { return Optimize(p, o); },
-                   program, target, gpu, gpu_index, search_budget_s, search_threads,
-                   top_families, instances_per_family, compile_cache_dir, label, build_report,
-                   std::move(progress));
+  const auto args = [](const char* doc) {
+    return std::make_tuple(
+        py::arg("program"), py::arg("target") = "h200", py::arg("gpu") = "auto",
+        py::arg("gpu_index") = 0, py::arg("search_budget_s") = 30.0,
+        py::arg("search_threads") = 0, py::arg("top_families") = OptimizeOptions().top_families,
+        py::arg("instances_per_family") = OptimizeOptions().instances_per_family,
+        py::arg("compile_cache_dir") = "", py::arg("label") = "program",
+        py::arg("build_report") = true, py::arg("progress") = py::none(), doc);
+  };
+  std::apply(
+      [&](auto... a) {
+        m.def("optimize",
+              binding([](const Program& p, const OptimizeOptions& o) { return Optimize(p, o); }),
+              a...);
       },
-      PRISM_OPTIMIZE_ARGS,
-      "Searches, proves, prunes, generates CUDA and selects a kernel (prism::Optimize). "
-      "gpu: 'auto' (GPU gpu_index if usable, else the cost model), 'require' or 'off'. "
-      "progress(stage, elapsed_s, done, total) is called while it runs.");
+      args("Searches, proves, prunes, generates CUDA and selects a kernel (prism::Optimize). "
+           "gpu: 'auto' (GPU gpu_index if usable, else the cost model), 'require' or 'off'. "
+           "progress(stage, elapsed_s, done, total) is called while it runs."));
 
   py::class_<Plan>(m, "Plan",
                    "A program optimized whole (result) or cut in parts launched in order "
@@ -386,21 +386,15 @@ PYBIND11_MODULE(_prism, m) {
            py::arg("dir"),
            "Writes the plan as prism optimize does: the result's files, or each part in "
            "dir/<part name> and dir/split.json.");
-  m.def(
-      "optimize_parts",
-      [run](const Program& program, const std::string& target, const std::string& gpu,
-            int gpu_index, double search_budget_s, int search_threads, int top_families,
-            int instances_per_family, const std::string& compile_cache_dir,
-            const std::string& label, bool build_report, std::optional<py::function> progress) {
-        return run([](const Program& p, const OptimizeOptions& o) { return OptimizeParts(p, o); },
-                   program, target, gpu, gpu_index, search_budget_s, search_threads,
-                   top_families, instances_per_family, compile_cache_dir, label, build_report,
-                   std::move(progress));
+  std::apply(
+      [&](auto... a) {
+        m.def("optimize_parts", binding([](const Program& p, const OptimizeOptions& o) {
+                return OptimizeParts(p, o);
+              }),
+              a...);
       },
-      PRISM_OPTIMIZE_ARGS,
-      "optimize, and a program no family covers (a matmul of a wide matmul: an MLP) cut in "
-      "parts, each optimized and proved alone (prism::OptimizeParts). Same arguments.");
-#undef PRISM_OPTIMIZE_ARGS
+      args("optimize, and a program no family covers (a matmul of a wide matmul: an MLP) cut "
+           "in parts, each optimized and proved alone (prism::OptimizeParts). Same arguments."));
 
   // ---- proofs -------------------------------------------------------------------------------
   py::class_<ProofSummary>(m, "ProofSummary", "What an accepted proof establishes.")
