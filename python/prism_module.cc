@@ -309,6 +309,7 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("sm", &Result::sm)
       .def_readonly("nvrtc_version", &Result::nvrtc_version)
       .def_readonly("search_s", &Result::search_s)
+      .def_readonly("padded_inputs", &Result::padded_inputs)
       .def_readonly("report", &Result::report)
       .def("write", [](const Result& r, const std::string& dir) { OkOrRaise(WriteResult(r, dir)); },
            py::arg("dir"), "Writes kernel.cu, launch.json, host.h, family.json (and the report) to dir.");

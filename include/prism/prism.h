@@ -148,10 +148,15 @@ struct Result {
   std::string nvrtc_version;          // "" without NVRTC
   double search_s = 0;                // wall time of the search
   Report report;                      // empty unless options.build_report
+  // Inputs declared at a lower rank and read at their users' rank (ir PadBroadcastInputs: a
+  // bias f16[N] as f16[1, N]), each with its shape as declared. The files, the kernels' args
+  // and the report use the padded shape; the caller passes the same buffer.
+  std::vector<std::pair<std::string, Shape>> padded_inputs;
 };
 
-// Searches, proves, prunes, generates CUDA and selects (DESIGN.md §1; docs/optimize.md), then
-// builds the report (report::BuildReport; it proves the chosen family again for proof.json). Deterministic with GpuMode::kOff: the same program and options give
+// Searches, proves, prunes, generates CUDA and selects (DESIGN.md §1; docs/optimize.md) for
+// `program` with its broadcast inputs at full rank (Result::padded_inputs), then builds the
+// report (report::BuildReport; it proves the chosen family again for proof.json). Deterministic with GpuMode::kOff: the same program and options give
 // byte-identical files.
 // Errors: InvalidArgument for bad options (naming the field and the accepted range);
 // InvalidArgument "unknown target 'x' ..." (LoadTarget); FailedPrecondition "the search found no

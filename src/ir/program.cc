@@ -726,4 +726,45 @@ absl::StatusOr<ProgramSplit> SplitAt(const Program& program, TensorId t,
   return out;
 }
 
+absl::StatusOr<BroadcastView> PadBroadcastInputs(const Program& program) {
+  const size_t n = program.nodes().size();
+  // For each input: the one rank its users broadcast it to; -1 when it cannot be padded.
+  std::vector<int64_t> rank(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const Node& node = program.nodes()[k];
+    const bool binary = GetOpInfo(node.op).category == OpCategory::kBinary;
+    for (TensorId o : node.operands) {
+      int64_t& r = rank[o.value()];
+      const int64_t want = static_cast<int64_t>(node.shape.size());
+      r = binary && (r == 0 || r == want) ? want : -1;
+    }
+  }
+  for (const OutputDecl& o : program.outputs()) rank[o.tensor.value()] = -1;
+  std::vector<bool> pad(n, false);
+  bool any = false;
+  for (size_t k = 0; k < n; ++k) {
+    const Node& node = program.nodes()[k];
+    pad[k] = node.op == OpKind::kInput && rank[k] > static_cast<int64_t>(node.shape.size());
+    any = any || pad[k];
+  }
+  BroadcastView out;
+  if (!any) {
+    out.program = program;
+    return out;
+  }
+  ProgramBuilder b;
+  const std::vector<TensorId> id =
+      CopyNodes(program, std::vector<bool>(n, true), b, [&](size_t k) -> std::optional<TensorId> {
+        if (!pad[k]) return std::nullopt;
+        const Node& in = program.nodes()[k];
+        Shape shape(static_cast<size_t>(rank[k]) - in.shape.size(), 1);
+        shape.insert(shape.end(), in.shape.begin(), in.shape.end());
+        out.padded.emplace_back(in.name, in.shape);
+        return b.Input(in.name, in.dtype, shape, in.loc);
+      });
+  for (const OutputDecl& o : program.outputs()) b.Output(id[o.tensor.value()], o.loc);
+  PRISM_ASSIGN_OR_RETURN(out.program, std::move(b).Build());
+  return out;
+}
+
 }  // namespace prism

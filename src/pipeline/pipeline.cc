@@ -104,8 +104,10 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseAssignment(
 
 const char* Version() { return PRISM_VERSION; }
 
-absl::StatusOr<Result> Optimize(const Program& program, const OptimizeOptions& options) {
+absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& options) {
   PRISM_RETURN_IF_ERROR(ValidateOptions(options));
+  PRISM_ASSIGN_OR_RETURN(BroadcastView view, PadBroadcastInputs(declared));
+  const Program& program = view.program;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&start] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -160,6 +162,7 @@ absl::StatusOr<Result> Optimize(const Program& program, const OptimizeOptions& o
   r.sm = tuned.sm;
   r.nvrtc_version = tuned.nvrtc_version;
   r.search_s = tuned.search.elapsed_s;
+  r.padded_inputs = std::move(view.padded);
 
   // 4. The report (and the proof, by proving the chosen family again).
   if (options.build_report) {

@@ -83,4 +83,17 @@ absl::Status ForEachOutput(const LoadedProgram& loaded, bool json, const std::st
   return absl::OkStatus();
 }
 
+absl::Status PadBroadcastInputsOf(LoadedProgram& loaded, bool quiet, Io& io) {
+  PRISM_ASSIGN_OR_RETURN(BroadcastView view, PadBroadcastInputs(loaded.program));
+  loaded.program = std::move(view.program);
+  if (quiet) return absl::OkStatus();
+  for (const auto& [name, declared] : view.padded) {
+    const Node& n = loaded.program.node(*loaded.program.Find(name));
+    io.out << "view      " << name << " " << DTypeName(n.dtype) << ShapeToString(declared) << " as "
+           << DTypeName(n.dtype) << ShapeToString(n.shape)
+           << " (the same elements: its users broadcast it at that rank; pass the same buffer)\n";
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace prism::cli

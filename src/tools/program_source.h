@@ -37,6 +37,12 @@ struct LoadedProgram {
 // validator's InvalidArgument "FILE:LINE:COL: ..." for a bad file.
 absl::StatusOr<LoadedProgram> LoadProgram(const ParsedArgs& args);
 
+// Replaces `loaded.program` by its view with broadcast inputs at full rank (ir
+// PadBroadcastInputs: `prism optimize` and `prism search` work on it) and, unless `quiet`,
+// prints one line per padded input: "view      B f16[32] as f16[1, 32] (the same elements:
+// ...)".
+absl::Status PadBroadcastInputsOf(LoadedProgram& loaded, bool quiet, Io& io);
+
 // Runs `one(program, label, output, json_sink)` on the loaded program when it has one output
 // (output "", json_sink null), else on each output's own program (OutputCone; label
 // "<label> output NAME", output NAME): before each, the text line "<header>NAME (i of n)"

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prism/ir/interpreter.h"
 #include "prism/ir/program.h"
 #include "prism/ir/text_format.h"
 #include "prism/ir/types.h"
@@ -308,6 +309,63 @@ TEST(ProgramTest, SplitAtCutsAProgramInTwo) {
                                                   "Y = add(exp(X), H)\noutput Y\n"));
   EXPECT_THAT(SplitAt(anon, anon.node(anon.outputs()[0].tensor).operands[0], "H"),
               StatusIs(absl::StatusCode::kInvalidArgument, "SplitAt: the name H is taken"));
+}
+
+// PadBroadcastInputs: an input of lower rank that only binary ops broadcast, all to one rank,
+// is declared at that rank with leading 1s; the values of every output stay the same from the
+// same input data (the interpreter on both programs). Anything else keeps its shape.
+TEST(ProgramTest, PadBroadcastInputsDeclaresBroadcastInputsAtTheirUsersRank) {
+  const struct {
+    const char* text;
+    const char* padded_text;  // "" : unchanged
+    std::vector<std::string> padded;
+  } kCases[] = {
+      {"X = input f16[8, 64]\nW = input f16[64, 32]\nB = input f16[32]\n"
+       "Y = add(matmul(X, W), B)\noutput Y\n",
+       "X = input f16[8, 64]\nW = input f16[64, 32]\nB = input f16[1, 32]\n"
+       "Y = add(matmul(X, W), B)\noutput Y\n",
+       {"B"}},
+      // Read twice at rank 3, and a scalar-like [1] broadcast too.
+      {"X = input f16[2, 4, 16]\nG = input f16[16]\nS = input f16[1]\n"
+       "Y = mul(add(mul(X, G), G), S)\noutput Y\n",
+       "X = input f16[2, 4, 16]\nG = input f16[1, 1, 16]\nS = input f16[1, 1, 1]\n"
+       "Y = mul(add(mul(X, G), G), S)\noutput Y\n",
+       {"G", "S"}},
+      // Read by a matmul too, broadcast to two ranks, or an output: unchanged.
+      {"X = input f16[8, 32]\nV = input f16[32]\nW = input f16[32, 32]\n"
+       "Y = add(matmul(X, W), V)\nZ = sum(V, 0)\noutput Y\noutput Z\n",
+       "", {}},
+      {"X = input f16[8, 32]\nT = input f16[2, 8, 32]\nV = input f16[32]\n"
+       "Y = add(add(X, V), sum(add(T, V), 0))\noutput Y\n",
+       "", {}},
+      {"X = input f16[8, 32]\nV = input f16[32]\nY = add(X, V)\noutput Y\noutput V\n",
+       "", {}},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    ASSERT_OK_AND_ASSIGN(BroadcastView v, PadBroadcastInputs(p));
+    EXPECT_EQ(PrintProgram(v.program), *c.padded_text ? std::string(c.padded_text) : PrintProgram(p));
+    std::vector<std::string> names;
+    for (const auto& [name, shape] : v.padded) {
+      names.push_back(name);
+      EXPECT_EQ(shape, p.node(*p.Find(name)).shape) << name;
+    }
+    EXPECT_EQ(names, c.padded);
+    // Same data (the same elements in the same order), same outputs.
+    std::vector<Tensor> in = RandomInputs(p, 7);
+    std::vector<Tensor> in_padded = in;
+    for (size_t i = 0; i < in.size(); ++i) {
+      in_padded[i].shape = v.program.node(v.program.inputs()[i]).shape;
+    }
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(p, in, EvalMode::kF64));
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> got, Evaluate(v.program, in_padded, EvalMode::kF64));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].shape, want[i].shape);
+      EXPECT_EQ(got[i].data, want[i].data);
+    }
+  }
 }
 
 TEST(ProgramTest, StructuralHash) {

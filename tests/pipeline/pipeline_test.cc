@@ -217,6 +217,26 @@ TEST(PipelineTest, OptimizePartsCutsAnMlpAndKeepsAWholeProgramWhole) {
                        StartsWith("cannot create the output directory '" + file + "/H': ")));
 }
 
+// A bias declared f16[N] is optimized as f16[1, N] (ir PadBroadcastInputs) and reported as such;
+// programs without one report nothing.
+TEST(PipelineTest, ABroadcastInputIsOptimizedAtItsUsersRank) {
+  EXPECT_TRUE(SharedResult().padded_inputs.empty());
+  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram("X = input f16[4, 128]\nW = input f16[128, 64]\n"
+                                               "B = input f16[64]\nY = add(matmul(X, W), B)\n"
+                                               "output Y\n"));
+  OptimizeOptions o = TestOptions();
+  o.build_report = false;
+  ASSERT_OK_AND_ASSIGN(Result r, Optimize(p, o));
+  EXPECT_EQ(r.padded_inputs, (std::vector<std::pair<std::string, Shape>>{{"B", {64}}}));
+  bool found = false;
+  for (const KernelArg& a : r.kernels[0].args) {
+    if (a.tensor != "B") continue;
+    found = true;
+    EXPECT_EQ(a.shape, (Shape{1, 64}));
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(PipelineTest, ProgressReportsTheStagesInOrder) {
   std::vector<std::string> stages;
   double last_elapsed = 0;

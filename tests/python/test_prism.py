@@ -294,6 +294,7 @@ class OptimizeTest(unittest.TestCase):
                           for p in plan.parts], [["W1", "X"], ["H", "W2"]])
         self.assertTrue(plan.parts[1].result.kernels[0].function.startswith("prism_mlp_small_Y_"))
         self.assertEqual(json.loads(plan.split_json)["cut"]["tensor"], "H")
+        self.assertEqual(plan.parts[0].result.padded_inputs, [])
         whole = prism.optimize_parts(rmsnorm_linear(), **OPTIONS)
         self.assertEqual(whole.parts, [])
         self.assertEqual(whole.result.cuda_source, shared_result().cuda_source)
