@@ -173,30 +173,36 @@ absl::Status WriteResult(const Result& result, const std::string& dir);
 
 // ---- programs optimized in parts ------------------------------------------------------------
 
-// A program optimized whole (`result`) or cut in two parts (`parts`, launched in that order on
-// one stream; each part is a Plan again, optimized whole or cut again).
+// A program optimized whole (`result`) or in parts (`parts`, launched in that order on one
+// stream; each part is a Plan again): a program with several outputs has one part per output,
+// each output's own program (OutputCone; nothing fused across outputs); a cut program has two.
 struct Plan {
   std::string name;              // the tensor this part computes, its directory name; "" at the top
   Program program;               // this part's program; at the top, the program given
   std::optional<Result> result;  // set when optimized whole
-  std::vector<Plan> parts;       // else its two parts, in launch order
-  std::string split_json;        // with parts: DIR/split.json (format prism.split, docs/optimize.md)
+  std::vector<Plan> parts;       // else its parts, in launch order
+  std::string split_json;        // of a cut: DIR/split.json (format prism.split, docs/optimize.md);
+                                 // "" for the outputs' parts
 };
 
-// Optimize, and when that fails with FailedPrecondition because a matmul reads (elementwise ops
-// of) a matmul wider than 16 columns, which no family can keep in one block (Llama's MLP): the
-// program cut at the reading matmul's A operand (ir SplitAt). The first part computes that
-// tensor (named as in the program, else H, H1, ...): the caller allocates it (its dtype and
-// shape are in split_json) and passes it to both parts' launches. The second part computes
-// the output from it. Each part is optimized, proved and reported alone, and cut again if it
-// needs it, at most 4 cuts deep. A part's kernels are named
-// prism_<program_name>_<part name>_<kernel>, its label is "<program_label> part <name>".
-// Errors: those of Optimize for the whole program when it cannot be cut; a part's error with
-// "part <name>: " in front.
+// Optimize, per output and per cut as `prism optimize` does:
+// - Several outputs: one part per output, each output's own program, labelled
+//   "<program_label> output <name>", kernels prism_<program_name>_<output>_<kernel>; an error
+//   comes back as "output <name>: <error>".
+// - A program that Optimize refuses with FailedPrecondition because a matmul reads
+//   (elementwise ops of) a matmul wider than 16 columns, which no family can keep in one block
+//   (Llama's MLP): cut at the reading matmul's A operand (ir SplitAt). The first part computes
+//   that tensor (named as in the program, else H, H1, ...): the caller allocates it (dtype and
+//   shape in split_json) and passes it to both parts' launches. The second part computes the
+//   output from it. Parts are labelled "<program_label> part <name>", kernels
+//   prism_<program_name>_<name>_<kernel>; an error comes back as "part <name>: <error>". A
+//   part is cut again if it needs it, at most 4 cuts deep.
+// Each part is optimized, proved and reported alone. Errors: those of Optimize when the
+// program cannot be cut.
 absl::StatusOr<Plan> OptimizeParts(const Program& program, const OptimizeOptions& options = {});
 
-// Writes a plan as `prism optimize` does: a whole program as WriteResult(dir); a cut one as
-// each part in DIR/<part name> (recursively) and DIR/split.json. Errors as WriteResult's.
+// Writes a plan as `prism optimize` does: a whole program as WriteResult(dir); otherwise each
+// part in DIR/<part name> (recursively), and for a cut DIR/split.json. Errors as WriteResult's.
 absl::Status WritePlan(const Plan& plan, const std::string& dir);
 
 // ---- proofs ---------------------------------------------------------------------------------

@@ -106,6 +106,11 @@ const char* Version() { return PRISM_VERSION; }
 
 absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& options) {
   PRISM_RETURN_IF_ERROR(ValidateOptions(options));
+  if (declared.outputs().size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Optimize takes a program with one output; this one has ", declared.outputs().size(),
+        " (OptimizeParts optimizes each output's program alone, as prism optimize does)"));
+  }
   PRISM_ASSIGN_OR_RETURN(BroadcastView view, PadBroadcastInputs(declared));
   const Program& program = view.program;
   const auto start = std::chrono::steady_clock::now();
@@ -209,11 +214,32 @@ namespace {
 
 constexpr int kMaxCuts = 4;
 
+std::string BaseName(const OptimizeOptions& options) {
+  return options.program_name.empty() ? tune::ProgramNameFrom(options.program_label)
+                                      : options.program_name;
+}
+
 absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
                                      std::string name, int depth) {
   Plan plan;
   plan.name = std::move(name);
   plan.program = program;
+  if (program.outputs().size() > 1) {  // one part per output, each its own program (no fusion)
+    for (size_t i = 0; i < program.outputs().size(); ++i) {
+      const std::string output = program.node(program.outputs()[i].tensor).name;
+      PRISM_ASSIGN_OR_RETURN(Program cone, OutputCone(program, i));
+      OptimizeOptions one = options;
+      one.program_label = absl::StrCat(options.program_label, " output ", output);
+      one.program_name = tune::ProgramNameFrom(absl::StrCat(BaseName(options), "_", output));
+      absl::StatusOr<Plan> part = OptimizePartsAt(cone, one, output, depth);
+      if (!part.ok()) {
+        return absl::Status(part.status().code(),
+                            absl::StrCat("output ", output, ": ", part.status().message()));
+      }
+      plan.parts.push_back(*std::move(part));
+    }
+    return plan;
+  }
   absl::StatusOr<Result> whole = Optimize(program, options);
   if (whole.ok()) {
     plan.result = *std::move(whole);
@@ -225,9 +251,7 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
   PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
                          search::SplitAtChainedMatmul(program));
   if (!split) return whole.status();
-  const std::string base_name = options.program_name.empty()
-                                    ? tune::ProgramNameFrom(options.program_label)
-                                    : options.program_name;
+  const std::string base_name = BaseName(options);
   for (int i = 0; i < 2; ++i) {
     const std::string& part_name = split->names[i];
     OptimizeOptions one = options;
@@ -255,6 +279,7 @@ absl::Status WritePlan(const Plan& plan, const std::string& dir) {
   for (const Plan& part : plan.parts) {
     PRISM_RETURN_IF_ERROR(WritePlan(part, JoinPath(dir, part.name)));
   }
+  if (plan.split_json.empty()) return absl::OkStatus();  // one part per output
   const std::string path = JoinPath(dir, "split.json");
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out || !out.write(plan.split_json.data(), static_cast<std::streamsize>(plan.split_json.size())) ||

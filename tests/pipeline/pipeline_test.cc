@@ -237,6 +237,46 @@ TEST(PipelineTest, ABroadcastInputIsOptimizedAtItsUsersRank) {
   EXPECT_TRUE(found);
 }
 
+// Several outputs: Optimize refuses them by name; OptimizeParts gives one part per output,
+// each output's own program, and cuts a part that needs it (the MLP output here).
+TEST(PipelineTest, OptimizePartsOptimizesEachOutput) {
+  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram("X = input f16[4, 128]\n"
+                                               "W1 = input f16[128, 256]\n"
+                                               "W2 = input f16[256, 64]\n"
+                                               "Y = matmul(gelu(matmul(X, W1)), W2)\n"
+                                               "S = softmax(X, -1)\n"
+                                               "output Y\noutput S\n"));
+  OptimizeOptions o = TestOptions();
+  o.program_label = "two";
+  o.build_report = false;
+  EXPECT_THAT(Optimize(p, o),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Optimize takes a program with one output; this one has 2 (OptimizeParts "
+                       "optimizes each output's program alone, as prism optimize does)"));
+  ASSERT_OK_AND_ASSIGN(Plan plan, OptimizeParts(p, o));
+  EXPECT_FALSE(plan.result.has_value());
+  EXPECT_EQ(plan.split_json, "");
+  ASSERT_EQ(plan.parts.size(), 2u);
+  const Plan& y = plan.parts[0];
+  const Plan& s = plan.parts[1];
+  EXPECT_EQ(y.name, "Y");
+  EXPECT_EQ(s.name, "S");
+  // Y's program is cut in two; S is one kernel program.
+  ASSERT_EQ(y.parts.size(), 2u);
+  EXPECT_EQ(y.parts[0].name, "H");
+  ASSERT_TRUE(y.parts[1].result.has_value());
+  EXPECT_THAT(y.parts[1].result->kernels[0].function, StartsWith("prism_two_Y_Y_"));
+  ASSERT_TRUE(s.result.has_value());
+  EXPECT_THAT(s.result->kernels[0].function, StartsWith("prism_two_S_"));
+  EXPECT_EQ(s.program.inputs().size(), 1u);  // S's own program reads X alone
+  const std::string dir = TempDir("outputs");
+  ASSERT_OK(WritePlan(plan, dir));
+  EXPECT_EQ(testing::ReadFile(dir + "/S/kernel.cu"), s.result->cuda_source);
+  EXPECT_EQ(testing::ReadFile(dir + "/Y/split.json"), y.split_json);
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/Y/H/kernel.cu"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/split.json"));
+}
+
 TEST(PipelineTest, ProgressReportsTheStagesInOrder) {
   std::vector<std::string> stages;
   double last_elapsed = 0;
