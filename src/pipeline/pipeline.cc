@@ -100,6 +100,16 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseAssignment(
   return out;
 }
 
+// Writes `text` to `path` (replacing it). FailedPrecondition "cannot write '<path>': <why>".
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !out.write(text.data(), static_cast<std::streamsize>(text.size())) || !out.flush()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const char* Version() { return PRISM_VERSION; }
@@ -195,15 +205,7 @@ absl::Status WriteResult(const Result& result, const std::string& dir) {
       {"launch.json", &result.launch_json},
       {"host.h", &result.host_header},
       {"family.json", &result.family_json}};
-  for (const auto& [name, text] : files) {
-    const std::string path = JoinPath(dir, name);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out || !out.write(text->data(), static_cast<std::streamsize>(text->size())) ||
-        !out.flush()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
-    }
-  }
+  for (const auto& [name, text] : files) PRISM_RETURN_IF_ERROR(WriteText(JoinPath(dir, name), *text));
   if (result.report.json.empty()) return absl::OkStatus();
   const Report& rep = result.report;
   return report::WriteReport(
@@ -214,9 +216,26 @@ namespace {
 
 constexpr int kMaxCuts = 4;
 
-std::string BaseName(const OptimizeOptions& options) {
-  return options.program_name.empty() ? tune::ProgramNameFrom(options.program_label)
-                                      : options.program_name;
+absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
+                                     std::string name, int depth);
+
+// One part (`kind` "output" or "part", named `name`) of the program `options` describe:
+// labelled "<label> <kind> <name>", kernels prism_<program name>_<name>_..., errors prefixed
+// "<kind> <name>: ".
+absl::StatusOr<Plan> OptimizeSubpart(const Program& part, const OptimizeOptions& options,
+                                     const char* kind, const std::string& name, int depth) {
+  OptimizeOptions one = options;
+  one.program_label = absl::StrCat(options.program_label, " ", kind, " ", name);
+  one.program_name = tune::ProgramNameFrom(absl::StrCat(
+      options.program_name.empty() ? tune::ProgramNameFrom(options.program_label)
+                                   : options.program_name,
+      "_", name));
+  absl::StatusOr<Plan> plan = OptimizePartsAt(part, one, name, depth);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(),
+                        absl::StrCat(kind, " ", name, ": ", plan.status().message()));
+  }
+  return plan;
 }
 
 absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
@@ -226,17 +245,11 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
   plan.program = program;
   if (program.outputs().size() > 1) {  // one part per output, each its own program (no fusion)
     for (size_t i = 0; i < program.outputs().size(); ++i) {
-      const std::string output = program.node(program.outputs()[i].tensor).name;
       PRISM_ASSIGN_OR_RETURN(Program cone, OutputCone(program, i));
-      OptimizeOptions one = options;
-      one.program_label = absl::StrCat(options.program_label, " output ", output);
-      one.program_name = tune::ProgramNameFrom(absl::StrCat(BaseName(options), "_", output));
-      absl::StatusOr<Plan> part = OptimizePartsAt(cone, one, output, depth);
-      if (!part.ok()) {
-        return absl::Status(part.status().code(),
-                            absl::StrCat("output ", output, ": ", part.status().message()));
-      }
-      plan.parts.push_back(*std::move(part));
+      PRISM_ASSIGN_OR_RETURN(
+          Plan part, OptimizeSubpart(cone, options, "output",
+                                     program.node(program.outputs()[i].tensor).name, depth));
+      plan.parts.push_back(std::move(part));
     }
     return plan;
   }
@@ -251,18 +264,10 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
   PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
                          search::SplitAtChainedMatmul(program));
   if (!split) return whole.status();
-  const std::string base_name = BaseName(options);
   for (int i = 0; i < 2; ++i) {
-    const std::string& part_name = split->names[i];
-    OptimizeOptions one = options;
-    one.program_label = absl::StrCat(options.program_label, " part ", part_name);
-    one.program_name = tune::ProgramNameFrom(absl::StrCat(base_name, "_", part_name));
-    absl::StatusOr<Plan> part = OptimizePartsAt(split->parts[i], one, part_name, depth + 1);
-    if (!part.ok()) {
-      return absl::Status(part.status().code(),
-                          absl::StrCat("part ", part_name, ": ", part.status().message()));
-    }
-    plan.parts.push_back(*std::move(part));
+    PRISM_ASSIGN_OR_RETURN(
+        Plan part, OptimizeSubpart(split->parts[i], options, "part", split->names[i], depth + 1));
+    plan.parts.push_back(std::move(part));
   }
   plan.split_json = search::SplitManifest(options.program_label, program, *split);
   return plan;
@@ -280,14 +285,7 @@ absl::Status WritePlan(const Plan& plan, const std::string& dir) {
     PRISM_RETURN_IF_ERROR(WritePlan(part, JoinPath(dir, part.name)));
   }
   if (plan.split_json.empty()) return absl::OkStatus();  // one part per output
-  const std::string path = JoinPath(dir, "split.json");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(plan.split_json.data(), static_cast<std::streamsize>(plan.split_json.size())) ||
-      !out.flush()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return WriteText(JoinPath(dir, "split.json"), plan.split_json);
 }
 
 absl::StatusOr<ProofSummary> CheckProof(absl::string_view proof_json, const std::string& rules_dir) {
