@@ -728,23 +728,29 @@ absl::StatusOr<ProgramSplit> SplitAt(const Program& program, TensorId t,
 
 absl::StatusOr<BroadcastView> PadBroadcastInputs(const Program& program) {
   const size_t n = program.nodes().size();
-  // For each input: the one rank its users broadcast it to; -1 when it cannot be padded.
-  std::vector<int64_t> rank(n, 0);
-  for (size_t k = 0; k < n; ++k) {
+  const auto rank_of = [&](size_t k) { return static_cast<int64_t>(program.nodes()[k].shape.size()); };
+  // want[k]: the rank k's users need it at. An elementwise op (unary or binary) needs its
+  // operands at the rank it is itself wanted at (a lower-rank operand is broadcast, so giving
+  // it leading 1s up to that rank changes no value); any other op, and an output, needs the
+  // tensor exactly as it is. Users come after their operands, so one reverse pass settles it;
+  // users that disagree leave the tensor at its own rank.
+  constexpr int64_t kUnset = 0, kConflict = -1;
+  std::vector<int64_t> want(n, kUnset);
+  const auto need = [&](size_t k, int64_t r) {
+    want[k] = want[k] == kUnset || want[k] == r ? r : kConflict;
+  };
+  for (const OutputDecl& o : program.outputs()) need(o.tensor.value(), rank_of(o.tensor.value()));
+  for (size_t k = n; k-- > 0;) {
+    if (want[k] == kUnset || want[k] == kConflict) want[k] = rank_of(k);
     const Node& node = program.nodes()[k];
-    const bool binary = GetOpInfo(node.op).category == OpCategory::kBinary;
-    for (TensorId o : node.operands) {
-      int64_t& r = rank[o.value()];
-      const int64_t want = static_cast<int64_t>(node.shape.size());
-      r = binary && (r == 0 || r == want) ? want : -1;
-    }
+    const OpCategory cat = GetOpInfo(node.op).category;
+    const bool elementwise = cat == OpCategory::kUnary || cat == OpCategory::kBinary;
+    for (TensorId o : node.operands) need(o.value(), elementwise ? want[k] : rank_of(o.value()));
   }
-  for (const OutputDecl& o : program.outputs()) rank[o.tensor.value()] = -1;
   std::vector<bool> pad(n, false);
   bool any = false;
   for (size_t k = 0; k < n; ++k) {
-    const Node& node = program.nodes()[k];
-    pad[k] = node.op == OpKind::kInput && rank[k] > static_cast<int64_t>(node.shape.size());
+    pad[k] = program.nodes()[k].op == OpKind::kInput && want[k] > rank_of(k);
     any = any || pad[k];
   }
   BroadcastView out;
@@ -757,7 +763,7 @@ absl::StatusOr<BroadcastView> PadBroadcastInputs(const Program& program) {
       CopyNodes(program, std::vector<bool>(n, true), b, [&](size_t k) -> std::optional<TensorId> {
         if (!pad[k]) return std::nullopt;
         const Node& in = program.nodes()[k];
-        Shape shape(static_cast<size_t>(rank[k]) - in.shape.size(), 1);
+        Shape shape(static_cast<size_t>(want[k]) - in.shape.size(), 1);
         shape.insert(shape.end(), in.shape.begin(), in.shape.end());
         out.padded.emplace_back(in.name, in.shape);
         return b.Input(in.name, in.dtype, shape, in.loc);

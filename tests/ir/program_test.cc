@@ -311,8 +311,8 @@ TEST(ProgramTest, SplitAtCutsAProgramInTwo) {
               StatusIs(absl::StatusCode::kInvalidArgument, "SplitAt: the name H is taken"));
 }
 
-// PadBroadcastInputs: an input of lower rank that only binary ops broadcast, all to one rank,
-// is declared at that rank with leading 1s; the values of every output stay the same from the
+// PadBroadcastInputs: an input of lower rank that elementwise ops broadcast (directly or
+// through unary ops), all to one rank, is declared at that rank with leading 1s; the values of every output stay the same from the
 // same input data (the interpreter on both programs). Anything else keeps its shape.
 TEST(ProgramTest, PadBroadcastInputsDeclaresBroadcastInputsAtTheirUsersRank) {
   const struct {
@@ -335,8 +335,23 @@ TEST(ProgramTest, PadBroadcastInputsDeclaresBroadcastInputsAtTheirUsersRank) {
       {"X = input f16[8, 32]\nV = input f16[32]\nW = input f16[32, 32]\n"
        "Y = add(matmul(X, W), V)\nZ = sum(V, 0)\noutput Y\noutput Z\n",
        "", {}},
+      // sum keeps its dim, so Y is [1, 8, 32]: X and V are both read at rank 3.
       {"X = input f16[8, 32]\nT = input f16[2, 8, 32]\nV = input f16[32]\n"
        "Y = add(add(X, V), sum(add(T, V), 0))\noutput Y\n",
+       "X = input f16[1, 8, 32]\nT = input f16[2, 8, 32]\nV = input f16[1, 1, 32]\n"
+       "Y = add(add(X, V), sum(add(T, V), 0))\noutput Y\n",
+       {"X", "V"}},
+      // Broadcast to rank 2 for one output and rank 3 for the other: unchanged.
+      {"X = input f16[8, 32]\nT = input f16[2, 8, 32]\nV = input f16[32]\n"
+       "Y = add(X, V)\nZ = add(T, V)\noutput Y\noutput Z\n",
+       "", {}},
+      // Through unary ops: b and the exp of it gain the leading 1.
+      {"X = input f16[8, 32]\nb = input f16[32]\nY = add(X, scale(exp(b), 2))\noutput Y\n",
+       "X = input f16[8, 32]\nb = input f16[1, 32]\nY = add(X, scale(exp(b), 2))\noutput Y\n",
+       {"b"}},
+      // ... unless the unary op's result is an output itself.
+      {"X = input f16[8, 32]\nb = input f16[32]\nE = exp(b)\nY = add(X, E)\noutput Y\n"
+       "output E\n",
        "", {}},
       {"X = input f16[8, 32]\nV = input f16[32]\nY = add(X, V)\noutput Y\noutput V\n",
        "", {}},

@@ -222,15 +222,17 @@ struct ProgramSplit {
 };
 absl::StatusOr<ProgramSplit> SplitAt(const Program& program, TensorId t, const std::string& name);
 
-// `program` with each input of lower rank that only binary elementwise ops read, all of them
-// broadcasting it to one rank R, declared at rank R with leading 1s instead: a bias b f16[N]
-// added to a [M, N] matmul becomes b f16[1, N], a gain G f16[K] multiplying rms_norm(X)
-// [M, K] becomes G f16[1, K]. Under the broadcast rule (dims aligned at the last one) every
-// value is unchanged, and so are the input's elements and their order in memory: a caller
-// passes the same buffer. The block graph pairs tiles of equal rank, so the search needs
-// this view of such inputs (tools and prism::Optimize apply it). `padded` lists the inputs
-// changed, in program order, with their declared shapes. Inputs read by anything else (a
-// matmul, a reduction, an output) or broadcast to different ranks stay as they are.
+// `program` with each input of lower rank that elementwise ops broadcast declared at the rank
+// they broadcast it to, with leading 1s: a bias b f16[N] added to a [M, N] matmul becomes
+// b f16[1, N], a gain G f16[K] multiplying rms_norm(X) [M, K] becomes G f16[1, K], and so does
+// an input reaching such a broadcast through unary ops (add(X, exp(b))); the unary ops' results
+// gain the same leading 1s. Under the broadcast rule (dims aligned at the last one) every value
+// is unchanged, and so are the input's elements and their order in memory: a caller passes the
+// same buffer. The block graph pairs tiles of equal rank, so the search needs this view (tools
+// and prism::Optimize apply it). `padded` lists the inputs changed, in program order, with
+// their declared shapes. Inputs that a matmul, a reduction, a norm or a concat reads, that are
+// outputs, or whose users need them at different ranks stay as they are, and so does every
+// output's shape.
 struct BroadcastView {
   Program program;
   std::vector<std::pair<std::string, Shape>> padded;  // name, the shape as declared
