@@ -673,6 +673,13 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     r.no_gpu_reason = "--no-gpu";
   }
   PRISM_ASSIGN_OR_RETURN(r.search, search::Search(program, options.search, target));
+  if (r.search.families.empty() && r.search.budget_exhausted) {
+    // Not "no family": the search stopped before it could tell.
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "the search found no family for this program within its budget of %g s, which ran "
+        "out: give it more (prism optimize --budget-s, OptimizeOptions.search_budget_s)",
+        absl::ToDoubleSeconds(options.search.budget)));
+  }
   if (r.search.families.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the search found no family for this program", search::NoFamilyHint(program)));

@@ -837,6 +837,14 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
                                       "' is not an identifier: use letters, digits and '_', not "
                                       "starting with a digit, at most 64 characters")));
   }
+  // A search whose budget runs out before any family: DeadlineExceeded, not "no family".
+  TuneOptions hurried = options;
+  hurried.search.budget = absl::Nanoseconds(1);
+  EXPECT_THAT(Optimize(softmax, target, hurried).status(),
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       "the search found no family for this program within its budget of 1e-09 "
+                       "s, which ran out: give it more (prism optimize --budget-s, "
+                       "OptimizeOptions.search_budget_s)"));
   TuneOptions bad = options;
   bad.top_families = 0;
   EXPECT_THAT(Optimize(softmax, target, bad).status(),
