@@ -341,7 +341,6 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   if (args.Has("--dump-after") && args.Flag("--json")) {
     return absl::InvalidArgumentError("give at most one of --dump-after or --json");
   }
-  PRISM_RETURN_IF_ERROR(PadBroadcastInputsOf(loaded, args.Flag("--json"), io));
   const std::string out_dir = args.String("--out").value_or(DefaultOutDir(args));
   tune::TuneOptions options;
   options.search.budget = absl::Seconds(args.Int("--budget-s").value_or(30));

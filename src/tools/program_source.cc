@@ -1,5 +1,6 @@
 #include "program_source.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -56,10 +57,34 @@ absl::StatusOr<LoadedProgram> LoadProgram(const ParsedArgs& args) {
   return LoadedProgram{std::move(program), path};
 }
 
+namespace {
+
+// `program` with its broadcast inputs at their users' rank (ir PadBroadcastInputs), after one
+// line per padded input in text mode: "<view>b f16[64] as f16[1, 64] (...)".
+absl::StatusOr<Program> Viewed(const Program& program, bool json, const std::string& view,
+                               Io& io) {
+  PRISM_ASSIGN_OR_RETURN(BroadcastView v, PadBroadcastInputs(program));
+  if (json) return std::move(v.program);
+  for (const auto& [name, declared] : v.padded) {
+    const Node& n = v.program.node(*v.program.Find(name));
+    io.out << view << name << " " << DTypeName(n.dtype) << ShapeToString(declared) << " as "
+           << DTypeName(n.dtype) << ShapeToString(n.shape)
+           << " (the same elements: its users broadcast it at that rank; pass the same buffer)\n";
+  }
+  return std::move(v.program);
+}
+
+}  // namespace
+
 absl::Status ForEachOutput(const LoadedProgram& loaded, bool json, const std::string& header,
                            Io& io, const OneOutputFn& one) {
+  std::string view = "view";
+  view.resize(std::max(header.size(), view.size() + 1), ' ');
   const absl::Span<const OutputDecl> outputs = loaded.program.outputs();
-  if (outputs.size() == 1) return one(loaded.program, loaded.label, "", nullptr);
+  if (outputs.size() == 1) {
+    PRISM_ASSIGN_OR_RETURN(Program program, Viewed(loaded.program, json, view, io));
+    return one(program, loaded.label, "", nullptr);
+  }
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = loaded.program.node(outputs[i].tensor).name;
@@ -68,6 +93,7 @@ absl::Status ForEachOutput(const LoadedProgram& loaded, bool json, const std::st
       io.out << (i == 0 ? "" : "\n") << header << name << " (" << i + 1 << " of "
              << outputs.size() << ")\n";
     }
+    PRISM_ASSIGN_OR_RETURN(cone, Viewed(cone, json, view, io));
     nlohmann::ordered_json j;
     const absl::Status st =
         one(cone, absl::StrCat(loaded.label, " output ", name), name, json ? &j : nullptr);
@@ -79,19 +105,6 @@ absl::Status ForEachOutput(const LoadedProgram& loaded, bool json, const std::st
     j["program"] = loaded.label;
     j["outputs"] = std::move(all);
     io.out << j.dump(2) << "\n";
-  }
-  return absl::OkStatus();
-}
-
-absl::Status PadBroadcastInputsOf(LoadedProgram& loaded, bool quiet, Io& io) {
-  PRISM_ASSIGN_OR_RETURN(BroadcastView view, PadBroadcastInputs(loaded.program));
-  loaded.program = std::move(view.program);
-  if (quiet) return absl::OkStatus();
-  for (const auto& [name, declared] : view.padded) {
-    const Node& n = loaded.program.node(*loaded.program.Find(name));
-    io.out << "view      " << name << " " << DTypeName(n.dtype) << ShapeToString(declared) << " as "
-           << DTypeName(n.dtype) << ShapeToString(n.shape)
-           << " (the same elements: its users broadcast it at that rank; pass the same buffer)\n";
   }
   return absl::OkStatus();
 }

@@ -37,18 +37,16 @@ struct LoadedProgram {
 // validator's InvalidArgument "FILE:LINE:COL: ..." for a bad file.
 absl::StatusOr<LoadedProgram> LoadProgram(const ParsedArgs& args);
 
-// Replaces `loaded.program` by its view with broadcast inputs at full rank (ir
-// PadBroadcastInputs: `prism optimize` and `prism search` work on it) and, unless `quiet`,
-// prints one line per padded input: "view      B f16[32] as f16[1, 32] (the same elements:
-// ...)".
-absl::Status PadBroadcastInputsOf(LoadedProgram& loaded, bool quiet, Io& io);
-
 // Runs `one(program, label, output, json_sink)` on the loaded program when it has one output
 // (output "", json_sink null), else on each output's own program (OutputCone; label
 // "<label> output NAME", output NAME): before each, the text line "<header>NAME (i of n)"
 // (`header` is "output" padded to the command's column), or with `json` each call fills its
 // own object and the whole is printed as {"program", "outputs": [...]}. The first failure ends
-// the run as "output NAME: <message>" (same code).
+// the run as "output NAME: <message>" (same code). Each program passed on has its broadcast
+// inputs at their users' rank (ir PadBroadcastInputs, per output: an input two outputs need at
+// two ranks is padded for each), after one text line per padded input: "view     b f16[64] as
+// f16[1, 64] (the same elements: its users broadcast it at that rank; pass the same buffer)",
+// "view" padded like `header`.
 using OneOutputFn = std::function<absl::Status(const Program& program, const std::string& label,
                                                const std::string& output,
                                                nlohmann::ordered_json* json_sink)>;

@@ -249,7 +249,6 @@ absl::Status RunSearch(const ParsedArgs& args, Io& io) {
   if (args.Has("--dump-after") && args.Flag("--json")) {
     return absl::InvalidArgumentError("give at most one of --dump-after or --json");
   }
-  PRISM_RETURN_IF_ERROR(PadBroadcastInputsOf(loaded, args.Flag("--json"), io));
   search::SearchConfig config;
   config.budget = absl::Seconds(args.Int("--budget-s").value_or(30));
   config.max_block_ops = static_cast<int>(args.Int("--max-block-ops").value_or(11));

@@ -372,6 +372,15 @@ TEST(OptimizeCliTest, ALowerRankBroadcastInputIsReadAtItsUsersRank) {
     EXPECT_THAT(ReadText(run.dir + "/out/launch.json"), HasSubstr(c.arg));
     std::filesystem::remove_all(run.dir);
   }
+  // Two outputs that need V at ranks 2 and 3: each output's own program reads it at its rank.
+  const OptimizeRun run = OptimizeText(
+      "two_ranks",
+      "X = input f16[8, 32]\nT = input f16[2, 8, 32]\nV = input f16[32]\n"
+      "Y = add(X, V)\nZ = add(T, V)\noutput Y\noutput Z\n");
+  ASSERT_EQ(run.r.code, 0) << run.r.err;
+  EXPECT_THAT(run.r.out, HasSubstr("output    Y (1 of 2)\nview      V f16[32] as f16[1, 32] "));
+  EXPECT_THAT(run.r.out, HasSubstr("output    Z (2 of 2)\nview      V f16[32] as f16[1, 1, 32] "));
+  std::filesystem::remove_all(run.dir);
 }
 
 struct ErrorCase {

@@ -56,7 +56,7 @@ TEST(SearchCliTest, ABroadcastInputIsSearchedAtItsUsersRank) {
   std::ofstream(path) << "X = input f16[4, 64]\nb = input f16[64]\nY = add(X, b)\noutput Y\n";
   const Result r = RunPrism({"search", path});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, StartsWith("view      b f16[64] as f16[1, 64] (the same elements: its users "
+  EXPECT_THAT(r.out, StartsWith("view     b f16[64] as f16[1, 64] (the same elements: its users "
                                 "broadcast it at that rank; pass the same buffer)\n"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("(none")));
 }
