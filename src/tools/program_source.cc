@@ -61,17 +61,28 @@ namespace {
 
 // `program` with its broadcast inputs at their users' rank (ir PadBroadcastInputs), after one
 // line per padded input in text mode: "<view>b f16[64] as f16[1, 64] (...)".
-absl::StatusOr<Program> Viewed(const Program& program, bool json, const std::string& view,
-                               Io& io) {
+absl::StatusOr<BroadcastView> Viewed(const Program& program, bool json, const std::string& view,
+                                     Io& io) {
   PRISM_ASSIGN_OR_RETURN(BroadcastView v, PadBroadcastInputs(program));
-  if (json) return std::move(v.program);
+  if (json) return v;
   for (const auto& [name, declared] : v.padded) {
     const Node& n = v.program.node(*v.program.Find(name));
     io.out << view << name << " " << DTypeName(n.dtype) << ShapeToString(declared) << " as "
            << DTypeName(n.dtype) << ShapeToString(n.shape)
            << " (the same elements: its users broadcast it at that rank; pass the same buffer)\n";
   }
-  return std::move(v.program);
+  return v;
+}
+
+// The JSON of the padded inputs: [{"tensor", "declared", "read_as"}].
+nlohmann::ordered_json PaddedJson(const BroadcastView& v) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& [name, declared] : v.padded) {
+    out.push_back({{"tensor", name},
+                   {"declared", declared},
+                   {"read_as", v.program.node(*v.program.Find(name)).shape}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -82,8 +93,13 @@ absl::Status ForEachOutput(const LoadedProgram& loaded, bool json, const std::st
   view.resize(std::max(header.size(), view.size() + 1), ' ');
   const absl::Span<const OutputDecl> outputs = loaded.program.outputs();
   if (outputs.size() == 1) {
-    PRISM_ASSIGN_OR_RETURN(Program program, Viewed(loaded.program, json, view, io));
-    return one(program, loaded.label, "", nullptr);
+    PRISM_ASSIGN_OR_RETURN(BroadcastView v, Viewed(loaded.program, json, view, io));
+    if (!json) return one(v.program, loaded.label, "", nullptr);
+    nlohmann::ordered_json j;
+    PRISM_RETURN_IF_ERROR(one(v.program, loaded.label, "", &j));
+    if (!v.padded.empty()) j["padded_inputs"] = PaddedJson(v);
+    io.out << j.dump(2) << "\n";
+    return absl::OkStatus();
   }
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -93,12 +109,14 @@ absl::Status ForEachOutput(const LoadedProgram& loaded, bool json, const std::st
       io.out << (i == 0 ? "" : "\n") << header << name << " (" << i + 1 << " of "
              << outputs.size() << ")\n";
     }
-    PRISM_ASSIGN_OR_RETURN(cone, Viewed(cone, json, view, io));
+    PRISM_ASSIGN_OR_RETURN(BroadcastView v, Viewed(cone, json, view, io));
     nlohmann::ordered_json j;
     const absl::Status st =
-        one(cone, absl::StrCat(loaded.label, " output ", name), name, json ? &j : nullptr);
+        one(v.program, absl::StrCat(loaded.label, " output ", name), name, json ? &j : nullptr);
     if (!st.ok()) return absl::Status(st.code(), absl::StrCat("output ", name, ": ", st.message()));
-    if (json) all.push_back(std::move(j));
+    if (!json) continue;
+    if (!v.padded.empty()) j["padded_inputs"] = PaddedJson(v);
+    all.push_back(std::move(j));
   }
   if (json) {
     nlohmann::ordered_json j;

@@ -46,7 +46,8 @@ absl::StatusOr<LoadedProgram> LoadProgram(const ParsedArgs& args);
 // inputs at their users' rank (ir PadBroadcastInputs, per output: an input two outputs need at
 // two ranks is padded for each), after one text line per padded input: "view     b f16[64] as
 // f16[1, 64] (the same elements: its users broadcast it at that rank; pass the same buffer)",
-// "view" padded like `header`.
+// "view" padded like `header`; with `json`, each output's object gets "padded_inputs":
+// [{"tensor", "declared", "read_as"}] when there are any.
 using OneOutputFn = std::function<absl::Status(const Program& program, const std::string& label,
                                                const std::string& output,
                                                nlohmann::ordered_json* json_sink)>;

@@ -380,6 +380,13 @@ TEST(OptimizeCliTest, ALowerRankBroadcastInputIsReadAtItsUsersRank) {
   ASSERT_EQ(run.r.code, 0) << run.r.err;
   EXPECT_THAT(run.r.out, HasSubstr("output    Y (1 of 2)\nview      V f16[32] as f16[1, 32] "));
   EXPECT_THAT(run.r.out, HasSubstr("output    Z (2 of 2)\nview      V f16[32] as f16[1, 1, 32] "));
+  // --json: each output's object lists its padded inputs.
+  const Result j = RunPrismUnbudgeted({"optimize", run.path, "--no-gpu", "--json", "--out",
+                                       run.dir + "/json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json parsed = nlohmann::json::parse(j.out);
+  EXPECT_EQ(parsed["outputs"][1]["padded_inputs"],
+            nlohmann::json::parse(R"([{"tensor": "V", "declared": [32], "read_as": [1, 1, 32]}])"));
   std::filesystem::remove_all(run.dir);
 }
 

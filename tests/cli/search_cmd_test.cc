@@ -59,6 +59,10 @@ TEST(SearchCliTest, ABroadcastInputIsSearchedAtItsUsersRank) {
   EXPECT_THAT(r.out, StartsWith("view     b f16[64] as f16[1, 64] (the same elements: its users "
                                 "broadcast it at that rank; pass the same buffer)\n"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("(none")));
+  const Result j = RunPrism({"search", path, "--json", "--top", "1"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["padded_inputs"],
+            nlohmann::json::parse(R"([{"tensor": "b", "declared": [64], "read_as": [1, 64]}])"));
 }
 
 // Several outputs: each output's program searched alone (OutputCone), one block (or JSON
