@@ -214,8 +214,6 @@ absl::Status WriteResult(const Result& result, const std::string& dir) {
 
 namespace {
 
-constexpr int kMaxCuts = 4;
-
 absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
                                      std::string name, int depth);
 
@@ -258,7 +256,7 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
     plan.result = *std::move(whole);
     return plan;
   }
-  if (whole.status().code() != absl::StatusCode::kFailedPrecondition || depth >= kMaxCuts) {
+  if (whole.status().code() != absl::StatusCode::kFailedPrecondition || depth >= search::kMaxChainedCuts) {
     return whole.status();
   }
   PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,

@@ -156,7 +156,8 @@ std::string NoFamilyHint(const Program& program) {
       wanted.insert(wanted.end(), x.shape.begin(), x.shape.end());
       return absl::StrCat("; ", x.name, " ", DTypeName(x.dtype), ShapeToString(x.shape),
                           " is broadcast against rank ", n.shape.size(), " by ",
-                          GetOpInfo(n.op).name, LineText(n), ": declare it as ", DTypeName(x.dtype), ShapeToString(wanted),
+                          GetOpInfo(n.op).name, LineText(n), ": declare it as ",
+                          DTypeName(x.dtype), ShapeToString(wanted),
                           " (the same elements; the block graph pairs tiles of equal rank)");
     }
   }
@@ -210,9 +211,7 @@ absl::StatusOr<std::optional<ChainedSplit>> SplitAtChainedMatmul(const Program& 
   std::string name = program.node(chain->cut).name;
   for (int k = 0; name.empty(); ++k) {
     const std::string n = k == 0 ? "H" : absl::StrCat("H", k);
-    bool taken = false;
-    for (const Node& x : program.nodes()) taken = taken || x.name == n;
-    if (!taken) name = n;
+    if (!program.Find(n)) name = n;
   }
   PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, chain->cut, name));
   ChainedSplit out{*std::move(chain), {std::move(split.first), std::move(split.second)}, {}};

@@ -270,15 +270,15 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
 // wide matmul, the program cut in two at that matmul's A operand (search::SplitAtChainedMatmul):
 // the first part computes it (in DIR/<its name>, named H when anonymous), the
 // second the outputs from it (in DIR/<output>); each part is optimized (and split again, up to
-// kMaxSplits deep) and proved on its own. With --json the sink gets {"split_at", "parts"}.
-constexpr int kMaxSplits = 4;
+// search::kMaxChainedCuts deep) and proved on its own. With --json the sink gets {"split_at",
+// "parts"}.
 absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                              const Target& target, const tune::TuneOptions& options,
                              const std::string& out_dir, const ParsedArgs& args, Io& io,
                              absl::Time started, nlohmann::ordered_json* json_sink, int depth) {
   const absl::Status st =
       OptimizeOne(program, label, target, options, out_dir, args, io, started, json_sink);
-  if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition || depth >= kMaxSplits) {
+  if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition || depth >= search::kMaxChainedCuts) {
     return st;
   }
   PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,

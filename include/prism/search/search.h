@@ -199,6 +199,10 @@ struct ChainedSplit {
 };
 absl::StatusOr<std::optional<ChainedSplit>> SplitAtChainedMatmul(const Program& program);
 
+// How many times `prism optimize` and prism::OptimizeParts cut a program (and its parts) at
+// most.
+inline constexpr int kMaxChainedCuts = 4;
+
 // DIR/split.json for a split (format "prism.split", version 1, docs/optimize.md): the
 // program's `label`, the cut tensor (name, dtype, shape), and the parts in launch order, each
 // with its directory and the tensors it reads and writes. Ends with a newline.
