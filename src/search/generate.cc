@@ -177,24 +177,43 @@ bool Searcher::Hopeless(const std::vector<GenOp>& ops, const std::vector<Value>&
     if (used[i]) continue;
     ++dangling;
     auto it = depth_.find(values[i].cls);
-    const int depth = it == depth_.end() ? 0 : it->second;
-    need = std::max(need, (depth + levels_per_op_ - 1) / levels_per_op_);
+    need = std::max(need, it == depth_.end() ? 0 : it->second);
   }
   need = std::max(need, dangling - 1);
   return need > left;
 }
 
 void Searcher::ComputeDepths() {
+  // Breadth-first from the root; every edge is one block op (all weights 1). Besides every
+  // e-node's children (the ops that add one level, or none), the two ops that add more:
+  // acc_sumsq_last(a) = sum(square(a), last) and inv_rms(a) = rsqrt(add(div(a, n), eps)),
+  // followed through the classes of their inner e-nodes exactly as Abstract builds them.
+  const equiv::Symbol sum("sum"), square("square"), rsqrt("rsqrt"), add("add"), div("div");
   std::vector<EClassId> frontier = {root_};
   depth_[root_] = 0;
+  // The operand classes of `op`-rooted e-nodes (first child) in class c.
+  const auto inner = [&](EClassId c, const equiv::Symbol& op, std::vector<EClassId>& out) {
+    for (const equiv::ENode& n : graph_->eclass(graph_->Find(c)).nodes) {
+      if (n.op == op && !n.children.empty()) out.push_back(graph_->Find(n.children[0]));
+    }
+  };
   for (size_t k = 0; k < frontier.size(); ++k) {
     const EClassId c = frontier[k];
     const int d = depth_[c];
+    const auto reach = [&](EClassId r) {
+      if (depth_.emplace(r, d + 1).second) frontier.push_back(r);
+    };
     for (const equiv::ENode& n : graph_->eclass(c).nodes) {
-      for (EClassId child : n.children) {
-        const EClassId r = graph_->Find(child);
-        if (depth_.emplace(r, d + 1).second) frontier.push_back(r);
+      for (EClassId child : n.children) reach(graph_->Find(child));
+      if (n.children.empty()) continue;
+      std::vector<EClassId> a, b;
+      if (n.op == sum) {  // sum(square(a), last): acc_sumsq_last
+        inner(n.children[0], square, a);
+      } else if (n.op == rsqrt) {  // rsqrt(add(div(a, n), eps)): inv_rms
+        inner(n.children[0], add, b);
+        for (EClassId x : b) inner(x, div, a);
       }
+      for (EClassId r : a) reach(r);
     }
   }
 }

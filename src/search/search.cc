@@ -106,9 +106,6 @@ void Searcher::CollectVocabulary() {
       if (!n.shape.empty() && n.shape.back() > 1) div_counts_.insert(n.shape.back());
     }
   }
-  // Hopeless's L: only inv_rms (3 levels) and acc_sumsq_last (2), both for rms_norm, add more
-  // than one e-node level per op.
-  levels_per_op_ = rms_ ? 3 : 1;
   for (TensorId in : program_.inputs()) {
     const Shape& s = program_.node(in).shape;
     if (!s.empty()) counts_.insert(s.back());

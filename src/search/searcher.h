@@ -116,14 +116,18 @@ class Searcher {
   // Whether the ops left (max_block_ops minus the compute ops so far) cannot complete the
   // structure: every value that no op uses yet (inputs included) must still reach the output,
   // and (a) an op consumes at most two values and adds one, so d unused values need at least
-  // d − 1 more ops; (b) the value of class c needs at least ⌈depth(c) / L⌉ more ops, where
-  // depth(c) is c's distance from the root in the target e-graph (e-node levels) and L the
-  // most levels one block op of the vocabulary adds to its operands' abstract expressions:
-  // 3 with rms_norm (inv_rms adds rsqrt, add, div; acc_sumsq_last sum and square), else 1
-  // (every other op adds one or none).
+  // d − 1 more ops; (b) the value of class c needs at least depth(c) more ops (ComputeDepths).
   bool Hopeless(const std::vector<GenOp>& ops, const std::vector<Value>& values) const;
 
-  // depth_: every target class's distance from the root (breadth-first over e-node children).
+  // depth_: every target class's distance from the root in block ops: the fewest ops whose
+  // abstract expressions (Abstract) lead from the class up to the root, found breadth-first
+  // over the target e-graph. Most ops add one e-node level above their operands (or none), so
+  // every e-node's children are one op away; acc_sumsq_last adds sum(square(·)) and inv_rms
+  // rsqrt(add(div(·, n), eps)), so the operands inside those patterns are one op away too. A
+  // lower bound on the ops of any completion: each op of a chain from a value to the root is
+  // one such edge. (Until 2026-12-05 the bound was ⌈e-node levels / 3⌉ whenever rms_norm was
+  // in the vocabulary, which barely pruned: rms_norm(mul(h, scale(t, c))) generated 59 M op
+  // sequences.) Classes the root does not reach have no entry and need 0.
   void ComputeDepths();
 
   // Reports progress when the interval has passed (or always, for `force`); calling thread only.
@@ -339,7 +343,6 @@ class Searcher {
   std::optional<double> incumbent_;
   bool matmul_ = false, sum_ = false, max_ = false, rms_ = false;
   std::set<OpKind> unary_, binary_;
-  int levels_per_op_ = 1;  // L of Hopeless (CollectVocabulary)
   // The constants of the Program's scale ops (each a unary op of the vocabulary).
   std::set<double> scales_;
   // The eps of the Program's rms_norm ops (rms and inv_rms are generated with each).

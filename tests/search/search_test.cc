@@ -396,6 +396,50 @@ TEST_F(SearchTest, ScaleOpsCarryTheirConstant) {
   ASSERT_OK(SearchAgainThroughTheCache(small, large, "scale").status());
 }
 
+// The completion bound counts block ops, not e-node levels: inv_rms and acc_sumsq_last are one
+// op each though their expressions are three and two levels deep. Before 2026-12-05 the bound
+// divided every value's depth by 3 whenever rms_norm was in the vocabulary, and extra
+// elementwise ops before an rms_norm multiplied the space (rms_norm(mul(h, scale(t, c)))
+// generated 59 M op sequences, with a second scale the search ran out of budget). The counts
+// below were 1,485,899 and 758,901; the families found are the same (the twelve workloads'
+// funnels and families are byte-identical, docs/performance.md, 2026-12-05 sixth session).
+TEST_F(SearchTest, TheCompletionBoundCountsOps) {
+  auto rms_of_product = []() {
+    ProgramBuilder pb;
+    const TensorId h = pb.Input("h", DType::kF16, {8, 256});
+    const TensorId t = pb.Input("t", DType::kF16, {8, 256});
+    const TensorId y = pb.RmsNorm(pb.Binary(OpKind::kMul, h, t), -1);
+    pb.SetName(y, "Y");
+    pb.Output(y);
+    return std::move(pb).Build();
+  };
+  const struct {
+    const char* name;
+    absl::StatusOr<Program> program;
+    int64_t max_generated;  // now 480,963 and 254,098
+    const char* ops;        // of a family found
+  } kCases[] = {
+      {"rms_norm(mul(h, t))", rms_of_product(), 600'000,
+       "input input mul rms output"},
+      {"ntrans b=1", BuiltinWorkload("ntrans", 1), 300'000, nullptr},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK(c.program.status());
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(*c.program, TestConfig(), target_));
+    EXPECT_FALSE(r.budget_exhausted);
+    EXPECT_LE(r.funnel.generated, c.max_generated);
+    EXPECT_GT(r.funnel.pruned_bound, 0);
+    ASSERT_FALSE(r.families.empty()) << Describe(r);
+    if (c.ops != nullptr) {
+      bool found = false;
+      for (const FamilyResult& fam : r.families) found = found || OpsOf(*fam.graph) == c.ops;
+      EXPECT_TRUE(found) << Describe(r);
+    }
+    ExpectFamiliesEmulate(*c.program, r);
+  }
+}
+
 // rms_norm's eps is the Program's: rms and inv_rms carry it. The search used 1e-6 alone, so
 // an rms_norm with eps 1e-5 (Llama's) or 0.25 had no family (2026-12-05). Also through the
 // cache at another size.
