@@ -144,6 +144,22 @@ std::string NoFamilyHint(const Program& program) {
                           " has no block op yet: compute its parts as separate outputs");
     }
   }
+  // A reduction over another dim than the last: every block op that reduces (sum, max, rms,
+  // the accumulators) reduces the last dim. (Also a dim of one element: the search has no
+  // family for sum(X[1, 8], 0) either.)
+  for (const Node& n : program.nodes()) {
+    const bool reduces = n.op == OpKind::kSum || n.op == OpKind::kMax || n.op == OpKind::kMean ||
+                         n.op == OpKind::kSoftmax || n.op == OpKind::kRmsNorm;
+    if (!reduces || n.operands.size() != 1) continue;
+    const Node& x = program.node(n.operands[0]);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const int64_t dim = n.dim < 0 ? n.dim + rank : n.dim;
+    if (dim < 0 || dim >= rank - 1) continue;
+    return absl::StrCat("; ", GetOpInfo(n.op).name, LineText(n), " reduces dim ", n.dim, " of ",
+                        DTypeName(x.dtype), ShapeToString(x.shape),
+                        ", and block ops reduce the last dim only: lay the tensor out with that "
+                        "dim last");
+  }
   for (const Node& n : program.nodes()) {
     if (GetOpInfo(n.op).category != OpCategory::kBinary || n.operands.size() != 2) continue;
     for (TensorId o : n.operands) {

@@ -485,9 +485,10 @@ TEST_F(SearchTest, RmsNormKeepsItsEps) {
   }
 }
 
-// The hint appended to "the search found no family for this program": a concat, a binary op
-// broadcasting an input of lower rank (the search has no family for it; declared with leading
-// 1s it has), and nothing for programs without either.
+// The hint appended to "the search found no family for this program": a concat, a reduction
+// over another dim than the last, a binary op broadcasting an input of lower rank (the search
+// has no family for it; declared with leading 1s it has), and nothing for programs without
+// any of them.
 TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
   const struct {
     const char* text;
@@ -503,6 +504,24 @@ TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
       {"X = input f16[64]\nY = exp(X)\noutput Y\n", ""},
       {"A = input f16[2, 8]\nB = input f16[3, 8]\nY = concat(A, exp(B), 0)\noutput Y\n",
        "; concat (line 3) has no block op yet: compute its parts as separate outputs"},
+      // Reductions over another dim than the last (random programs, 2026-12-05: 13 of 100
+      // ended with "no family" and no reason).
+      {"X = input f32[4, 2, 2]\nY = softmax(X, 1)\noutput Y\n",
+       "; softmax (line 2) reduces dim 1 of f32[4, 2, 2], and block ops reduce the last dim "
+       "only: lay the tensor out with that dim last"},
+      {"X = input f16[4, 8]\nY = exp(sum(X, 0))\noutput Y\n",
+       "; sum (line 2) reduces dim 0 of f16[4, 8], and block ops reduce the last dim only: lay "
+       "the tensor out with that dim last"},
+      {"X = input bf16[3, 8, 16]\nY = rms_norm(X, -2)\noutput Y\n",
+       "; rms_norm (line 2) reduces dim -2 of bf16[3, 8, 16], and block ops reduce the last dim "
+       "only: lay the tensor out with that dim last"},
+      {"X = input f16[4, 8]\nY = add(mean(X, 0), max(X, 0))\noutput Y\n",
+       "; mean (line 2) reduces dim 0 of f16[4, 8], and block ops reduce the last dim only: lay "
+       "the tensor out with that dim last"},
+      {"X = input f16[4, 8]\nY = softmax(X, -1)\noutput Y\n", ""},
+      {"X = input f16[1, 8]\nY = sum(X, 0)\noutput Y\n",  // one element: no family either
+       "; sum (line 2) reduces dim 0 of f16[1, 8], and block ops reduce the last dim only: lay "
+       "the tensor out with that dim last"},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.text);

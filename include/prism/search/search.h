@@ -163,9 +163,10 @@ struct SearchResult {
 
 // Why the search may find no family for `program`, when a cause is known ("" otherwise), as a
 // sentence to append to "the search found no family for this program": a concat (no block
-// op), or a binary op broadcasting an input of lower rank (the block graph pairs tiles of equal
-// rank), e.g. "; W f16[64] is broadcast against rank 2 by add (line 3): declare it as f16[1,
-// 64] (...)".
+// op), a sum, max, mean, softmax or rms_norm over another dim than the last (block ops reduce
+// the last dim), or a binary op broadcasting an input of lower rank (the block graph pairs
+// tiles of equal rank), e.g. "; W f16[64] is broadcast against rank 2 by add (line 3): declare
+// it as f16[1, 64] (...)". The first cause found, in that order.
 std::string NoFamilyHint(const Program& program);
 
 // Why no family of `program` may be generable as CUDA, when a cause is known ("" otherwise),
