@@ -309,6 +309,8 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("sm", &Result::sm)
       .def_readonly("nvrtc_version", &Result::nvrtc_version)
       .def_readonly("search_s", &Result::search_s)
+      .def_readonly("tune_cache_hit", &Result::tune_cache_hit)
+      .def_readonly("tune_cache_note", &Result::tune_cache_note)
       .def_readonly("padded_inputs", &Result::padded_inputs)
       .def_readonly("report", &Result::report)
       .def("write", [](const Result& r, const std::string& dir) { OkOrRaise(WriteResult(r, dir)); },
@@ -323,7 +325,8 @@ PYBIND11_MODULE(_prism, m) {
                   int gpu_index, double search_budget_s, int search_threads, int top_families,
                   int instances_per_family, const std::string& compile_cache_dir,
                   const std::string& label, bool build_report,
-                  std::optional<py::function> progress) {
+                  std::optional<py::function> progress, const std::string& tune_cache_dir,
+                  double measure_budget_s, double tune_budget_s, int refine_rounds) {
       OptimizeOptions o;
       o.target = target;
       o.gpu_mode = GpuModeFromName(gpu);
@@ -335,6 +338,10 @@ PYBIND11_MODULE(_prism, m) {
       o.compile_cache_dir = compile_cache_dir;
       o.program_label = label;
       o.build_report = build_report;
+      o.tune_cache_dir = tune_cache_dir;
+      o.measure_budget_s = measure_budget_s;
+      o.tune_budget_s = tune_budget_s;
+      o.refine_rounds = refine_rounds;
       std::optional<py::error_already_set> callback_error;
       if (progress) {
         o.progress = [&progress, &callback_error](const Progress& p) {
@@ -363,7 +370,11 @@ PYBIND11_MODULE(_prism, m) {
         py::arg("search_threads") = 0, py::arg("top_families") = OptimizeOptions().top_families,
         py::arg("instances_per_family") = OptimizeOptions().instances_per_family,
         py::arg("compile_cache_dir") = "", py::arg("label") = "program",
-        py::arg("build_report") = true, py::arg("progress") = py::none(), doc);
+        py::arg("build_report") = true, py::arg("progress") = py::none(),
+        py::arg("tune_cache_dir") = "",
+        py::arg("measure_budget_s") = OptimizeOptions().measure_budget_s,
+        py::arg("tune_budget_s") = OptimizeOptions().tune_budget_s,
+        py::arg("refine_rounds") = OptimizeOptions().refine_rounds, doc);
   };
   std::apply(
       [&](auto... a) {

@@ -83,6 +83,15 @@ struct OptimizeOptions {
   GpuMode gpu_mode = GpuMode::kAuto;
   int gpu = 0;                        // device ordinal, ≥ 0
   std::string compile_cache_dir;      // reuse cubins compiled before; empty: no cache
+  // Tuning cache (`--tune-cache`): with a GPU, a program tuned before on the same GPU, driver,
+  // NVRTC and options is selected from the cached measurement, nothing measured
+  // (Result::tune_cache_hit); empty: no cache.
+  std::string tune_cache_dir;
+  // Wall-clock budgets after the search, seconds, ≥ 0 (0: none), as `--measure-budget-s` and
+  // `--tune-budget-s`: for measuring candidates, and for everything after the search.
+  double measure_budget_s = 45;
+  double tune_budget_s = 55;
+  int refine_rounds = 2;              // rounds measuring the fastest candidates' neighbours, 0..8
   std::string program_label = "program";  // names the program in family.json and the report
   // Names the generated kernels prism_<name>_<kernel> and host.h's namespace
   // prism_generated::<name>: an identifier ([A-Za-z_][A-Za-z0-9_]*, at most 64 characters);
@@ -147,6 +156,8 @@ struct Result {
   int sm = 0;                         // compiled for sm_<sm> (0: not compiled: no NVRTC)
   std::string nvrtc_version;          // "" without NVRTC
   double search_s = 0;                // wall time of the search
+  bool tune_cache_hit = false;        // selected from OptimizeOptions::tune_cache_dir's entry
+  std::string tune_cache_note;        // why a cache entry was ignored, or a store error; else ""
   Report report;                      // empty unless options.build_report
   // Inputs declared at a lower rank and read at their users' rank (ir PadBroadcastInputs: a
   // bias f16[N] as f16[1, N]), each with its shape as declared. The files, the kernels' args

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,17 @@ absl::Status ValidateOptions(const OptimizeOptions& o) {
   if (o.gpu < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("OptimizeOptions.gpu must be a device ordinal >= 0, got ", o.gpu));
+  }
+  for (const auto& [field, v] : {std::pair<const char*, double>{"measure_budget_s", o.measure_budget_s},
+                                 {"tune_budget_s", o.tune_budget_s}}) {
+    if (!(v >= 0) || !std::isfinite(v)) {
+      return absl::InvalidArgumentError(absl::StrCat("OptimizeOptions.", field,
+                                                     " must be >= 0 seconds (0: no limit), got ", v));
+    }
+  }
+  if (o.refine_rounds < 0 || o.refine_rounds > 8) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "OptimizeOptions.refine_rounds must be in [0, 8], got ", o.refine_rounds));
   }
   return absl::OkStatus();
 }
@@ -144,6 +156,10 @@ absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& 
   tune_options.require_gpu = options.gpu_mode == GpuMode::kRequire;
   tune_options.gpu = options.gpu;
   tune_options.compile_cache_dir = options.compile_cache_dir;
+  tune_options.tune_cache_dir = options.tune_cache_dir;
+  tune_options.measure_budget_s = options.measure_budget_s;
+  tune_options.tune_budget_s = options.tune_budget_s;
+  tune_options.refine_rounds = options.refine_rounds;
   tune_options.program_name = options.program_name.empty()
                                   ? tune::ProgramNameFrom(options.program_label)
                                   : options.program_name;
@@ -173,6 +189,8 @@ absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& 
   r.family = tuned.chosen().family + 1;
   r.families_found = static_cast<int>(tuned.search.families.size());
   r.cost_us = tuned.chosen().cost_us;
+  r.tune_cache_hit = tuned.tune_cache_hit;
+  r.tune_cache_note = tuned.tune_cache_note;
   if (tuned.chosen().measurement) r.measured_us = tuned.chosen().measurement->median_us;
   r.sm = tuned.sm;
   r.nvrtc_version = tuned.nvrtc_version;

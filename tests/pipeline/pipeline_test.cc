@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -349,6 +350,14 @@ TEST(PipelineTest, BadOptionsAreRejectedWithTheFieldNamed) {
        absl::StatusCode::kInvalidArgument, "OptimizeOptions.instances_per_family must be >= 1, got 0"},
       {"gpu", [](OptimizeOptions& o) { o.gpu = -2; }, absl::StatusCode::kInvalidArgument,
        "OptimizeOptions.gpu must be a device ordinal >= 0, got -2"},
+      {"measure budget", [](OptimizeOptions& o) { o.measure_budget_s = -1; },
+       absl::StatusCode::kInvalidArgument,
+       "OptimizeOptions.measure_budget_s must be >= 0 seconds (0: no limit), got -1"},
+      {"tune budget", [](OptimizeOptions& o) { o.tune_budget_s = std::nan(""); },
+       absl::StatusCode::kInvalidArgument,
+       "OptimizeOptions.tune_budget_s must be >= 0 seconds (0: no limit), got nan"},
+      {"refine", [](OptimizeOptions& o) { o.refine_rounds = 9; }, absl::StatusCode::kInvalidArgument,
+       "OptimizeOptions.refine_rounds must be in [0, 8], got 9"},
       {"target", [](OptimizeOptions& o) { o.target = "h9000"; }, absl::StatusCode::kInvalidArgument,
        "unknown target 'h9000'"},
       {"program_name", [](OptimizeOptions& o) { o.program_name = "my model"; },

@@ -138,6 +138,12 @@ class ErrorTest(unittest.TestCase):
             ("bad budget", lambda: prism.optimize(rmsnorm_linear(), gpu="off", search_budget_s=0),
              "INVALID_ARGUMENT", "OptimizeOptions.search_budget_s must be > 0 seconds, got 0",
              True),
+            ("bad refine", lambda: prism.optimize(rmsnorm_linear(), gpu="off", refine_rounds=9),
+             "INVALID_ARGUMENT", "OptimizeOptions.refine_rounds must be in [0, 8], got 9", True),
+            ("bad tune budget",
+             lambda: prism.optimize(rmsnorm_linear(), gpu="off", tune_budget_s=-1.0),
+             "INVALID_ARGUMENT",
+             "OptimizeOptions.tune_budget_s must be >= 0 seconds (0: no limit), got -1", True),
             ("unknown target", lambda: prism.optimize(rmsnorm_linear(), gpu="off", target="h9000"),
              "INVALID_ARGUMENT", "unknown target 'h9000'; known targets: ", False),
             ("no tensor", lambda: rmsnorm_linear().shape("Q"), "NOT_FOUND",
@@ -179,7 +185,9 @@ class OptimizeTest(unittest.TestCase):
         # prism::OptimizeOptions's (docs/api.md); the Python binding read 3 families after the
         # C++ default became 4 (2026-12-03).
         for text in ("search_budget_s: float = 30.0", "search_threads: int = 0",
-                     "top_families: int = 4", "instances_per_family: int = 96"):
+                     "top_families: int = 4", "instances_per_family: int = 96",
+                     "tune_cache_dir: str = ''", "measure_budget_s: float = 45.0",
+                     "tune_budget_s: float = 55.0", "refine_rounds: int = 2"):
             self.assertIn(text, prism.optimize.__doc__)
 
     def test_result_selected_by_the_cost_model(self):
@@ -188,6 +196,8 @@ class OptimizeTest(unittest.TestCase):
         self.assertEqual(r.no_gpu_reason, "--no-gpu")
         self.assertIsNone(r.measured_us)
         self.assertGreater(r.cost_us, 0)
+        self.assertFalse(r.tune_cache_hit)  # no GPU: no tuning cache
+        self.assertEqual(r.tune_cache_note, "")
         self.assertEqual(len(r.kernels), 1)
         k = r.kernels[0]
         self.assertIn(k.function, r.cuda_source)
