@@ -1,6 +1,6 @@
 #!/bin/bash
 # Prepares .carry/opt/ (git-ignored) for running `prism optimize` on the device: the prism
-# binary, the runtime tests and tune_gpu_test of build dir $1 (default build-opt), codegen_gpu_test of build
+# binary, the runtime tests, tune_gpu_test and pipeline_gpu_test of build dir $1 (default build-opt), codegen_gpu_test of build
 # dir $2 (default build-cg) when it exists, with the shared libraries the device lacks (Abseil,
 # Z3, GoogleTest), run_optimize.sh / run_optimize_all.sh, and copies of the shared baseline
 # harness in .carry/ (for bench_optimize.py). On the device (run tool, carry [".carry"]):
@@ -13,6 +13,7 @@ CG=${2:-build-cg}
 rm -rf .carry/opt && mkdir -p .carry/opt/bin .carry/opt/lib
 cp "$BUILD"/bin/prism "$BUILD"/tests/runtime/runtime_gpu_test "$BUILD"/tests/runtime/runtime_test .carry/opt/bin/
 [ -x "$BUILD"/tests/tune/tune_gpu_test ] && cp "$BUILD"/tests/tune/tune_gpu_test .carry/opt/bin/
+[ -x "$BUILD"/tests/pipeline/pipeline_gpu_test ] && cp "$BUILD"/tests/pipeline/pipeline_gpu_test .carry/opt/bin/
 [ -x "$CG"/tests/codegen/codegen_gpu_test ] && cp "$CG"/tests/codegen/codegen_gpu_test .carry/opt/bin/
 ldd .carry/opt/bin/* | awk '/libabsl|libz3|libgtest|libgmock/ {print $3}' | sort -u | xargs -r cp -t .carry/opt/lib/
 cp bench/gpu/run_optimize.sh bench/gpu/run_optimize_all.sh .carry/opt/

@@ -14,11 +14,11 @@ if [[ " $STEPS " == *" var "* ]] && [ -d .carry/var ]; then
   stamp variants
   REPEAT=${REPEAT:-3} python3 bench/gpu/bench_variants.py .carry/var 2>&1 | grep -v '^{' | tee $OUT/variants.txt
 fi
-# The three gpu tests' output goes into one file: the device tool returns at most 8 files from
+# The gpu tests' output goes into one file: the device tool returns at most 8 files from
 # $OUT, and a run with every step wrote 10 (2026-12-04: two came back missing).
 if [[ " $STEPS " == *" tests "* ]]; then
   stamp tests
-  for t in codegen_gpu_test runtime_gpu_test tune_gpu_test; do
+  for t in codegen_gpu_test runtime_gpu_test tune_gpu_test pipeline_gpu_test; do
     echo "===== $t" >> $OUT/gpu_tests.txt
     .carry/opt/bin/$t > /tmp/$t.txt 2>&1; rc=$?; echo "$t rc=$rc"
     cat /tmp/$t.txt >> $OUT/gpu_tests.txt; echo "===== $t rc=$rc" >> $OUT/gpu_tests.txt
