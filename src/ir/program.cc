@@ -731,9 +731,11 @@ absl::StatusOr<BroadcastView> PadBroadcastInputs(const Program& program) {
   const auto rank_of = [&](size_t k) { return static_cast<int64_t>(program.nodes()[k].shape.size()); };
   // want[k]: the rank k's users need it at. An elementwise op (unary or binary) needs its
   // operands at the rank it is itself wanted at (a lower-rank operand is broadcast, so giving
-  // it leading 1s up to that rank changes no value); any other op, and an output, needs the
-  // tensor exactly as it is. Users come after their operands, so one reverse pass settles it;
-  // users that disagree leave the tensor at its own rank.
+  // it leading 1s up to that rank changes no value), and so does a reduction or norm over a dim
+  // counted from the end (sum, max, mean, softmax, rms_norm with dim < 0: leading 1s leave
+  // that dim the same axis, and the result keeps its rank); any other op, and an output, needs
+  // the tensor exactly as it is. Users come after their operands, so one reverse pass settles
+  // it; users that disagree leave the tensor at its own rank.
   constexpr int64_t kUnset = 0, kConflict = -1;
   std::vector<int64_t> want(n, kUnset);
   const auto need = [&](size_t k, int64_t r) {
@@ -744,8 +746,12 @@ absl::StatusOr<BroadcastView> PadBroadcastInputs(const Program& program) {
     if (want[k] == kUnset || want[k] == kConflict) want[k] = rank_of(k);
     const Node& node = program.nodes()[k];
     const OpCategory cat = GetOpInfo(node.op).category;
-    const bool elementwise = cat == OpCategory::kUnary || cat == OpCategory::kBinary;
-    for (TensorId o : node.operands) need(o.value(), elementwise ? want[k] : rank_of(o.value()));
+    const bool from_end = node.dim < 0 && (node.op == OpKind::kSum || node.op == OpKind::kMax ||
+                                           node.op == OpKind::kMean ||
+                                           node.op == OpKind::kSoftmax ||
+                                           node.op == OpKind::kRmsNorm);
+    const bool same_rank = cat == OpCategory::kUnary || cat == OpCategory::kBinary || from_end;
+    for (TensorId o : node.operands) need(o.value(), same_rank ? want[k] : rank_of(o.value()));
   }
   std::vector<bool> pad(n, false);
   bool any = false;

@@ -355,6 +355,19 @@ TEST(ProgramTest, PadBroadcastInputsDeclaresBroadcastInputsAtTheirUsersRank) {
        "", {}},
       {"X = input f16[8, 32]\nV = input f16[32]\nY = add(X, V)\noutput Y\noutput V\n",
        "", {}},
+      // Through a norm or a reduction over a dim counted from the end (random programs,
+      // 2026-12-05: add(rms_norm(t0, -1), T) with t0 [1, 3] and T [3, 3, 3] had no family).
+      {"X = input f32[3, 3, 3]\nt = input f32[1, 3]\nY = add(rms_norm(t, -1), X)\noutput Y\n",
+       "X = input f32[3, 3, 3]\nt = input f32[1, 1, 3]\nY = add(rms_norm(t, -1), X)\noutput Y\n",
+       {"t"}},
+      {"X = input f16[8, 32]\nb = input f16[32]\nY = mul(X, softmax(b, -1))\nZ = add(X, "
+       "sum(b, -1))\noutput Y\noutput Z\n",
+       "X = input f16[8, 32]\nb = input f16[1, 32]\nY = mul(X, softmax(b, -1))\nZ = add(X, "
+       "sum(b, -1))\noutput Y\noutput Z\n",
+       {"b"}},
+      // ... not over a dim counted from the start: that dim would move.
+      {"X = input f16[8, 32]\nb = input f16[32]\nY = mul(X, softmax(b, 0))\noutput Y\n", "",
+       {}},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.text);

@@ -225,12 +225,14 @@ absl::StatusOr<ProgramSplit> SplitAt(const Program& program, TensorId t, const s
 // `program` with each input of lower rank that elementwise ops broadcast declared at the rank
 // they broadcast it to, with leading 1s: a bias b f16[N] added to a [M, N] matmul becomes
 // b f16[1, N], a gain G f16[K] multiplying rms_norm(X) [M, K] becomes G f16[1, K], and so does
-// an input reaching such a broadcast through unary ops (add(X, exp(b))); the unary ops' results
-// gain the same leading 1s. Under the broadcast rule (dims aligned at the last one) every value
+// an input reaching such a broadcast through unary ops (add(X, exp(b))) or through reductions
+// and norms over a dim counted from the end (add(X, rms_norm(b, -1))); those ops' results gain
+// the same leading 1s. Under the broadcast rule (dims aligned at the last one) every value
 // is unchanged, and so are the input's elements and their order in memory: a caller passes the
 // same buffer. The block graph pairs tiles of equal rank, so the search needs this view (tools
 // and prism::Optimize apply it). `padded` lists the inputs changed, in program order, with
-// their declared shapes. Inputs that a matmul, a reduction, a norm or a concat reads, that are
+// their declared shapes. Inputs that a matmul, a concat, or a reduction or norm over a dim
+// counted from the start (sum(b, 0)) reads, that are
 // outputs, or whose users need them at different ranks stay as they are, and so does every
 // output's shape.
 struct BroadcastView {
