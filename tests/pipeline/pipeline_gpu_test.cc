@@ -5,25 +5,15 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "prism/base/check.h"
 #include "prism/prism.h"
+#include "pipeline/rmsnorm_linear.h"
 #include "testing/files.h"
 #include "testing/status_matchers.h"
 
 namespace prism {
 namespace {
 
-Program RmsNormLinear() {
-  ProgramBuilder b;
-  TensorId x = b.Input("X", DType::kF16, {16, 1024});
-  TensorId w = b.Input("W", DType::kF16, {1024, 512});
-  TensorId y = b.MatMul(b.RmsNorm(x, -1), w);
-  b.SetName(y, "Y");
-  b.Output(y);
-  absl::StatusOr<Program> p = std::move(b).Build();
-  PRISM_CHECK(p.ok());
-  return *std::move(p);
-}
+Program RmsNormLinear() { return pipeline_test::RmsNormLinear(16, 1024, 512); }
 
 TEST(PipelineGpuTest, TheTuningCacheSelectsWithoutMeasuring) {
   OptimizeOptions o;

@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "prism/base/check.h"
 #include "ir/testdata/random_program.h"
+#include "pipeline/rmsnorm_linear.h"
 #include "testing/files.h"
 #include "testing/status_matchers.h"
 
@@ -31,17 +32,7 @@ using ::testing::StartsWith;
 
 std::string TempDir(const std::string& name) { return testing::FreshTempPath("pipeline", name); }
 
-Program RmsNormLinear() {
-  ProgramBuilder b;
-  TensorId x = b.Input("X", DType::kF16, {4, 128});
-  TensorId w = b.Input("W", DType::kF16, {128, 64});
-  TensorId y = b.MatMul(b.RmsNorm(x, -1), w);
-  b.SetName(y, "Y");
-  b.Output(y);
-  absl::StatusOr<Program> p = std::move(b).Build();
-  PRISM_CHECK(p.ok());
-  return *std::move(p);
-}
+Program RmsNormLinear() { return pipeline_test::RmsNormLinear(4, 128, 64); }
 
 // No wall-clock budget in tests (the result must not depend on the machine's load), no GPU.
 OptimizeOptions TestOptions() {
