@@ -6,6 +6,7 @@
 #include "prism/equiv/prove.h"
 #include "prism/equiv/rules.h"
 #include "proof_check.h"
+#include "testing/programs.h"
 #include "testing/status_matchers.h"
 
 namespace prism::equiv {
@@ -14,17 +15,7 @@ namespace {
 using ::prism::testing::StatusIs;
 using ::testing::HasSubstr;
 
-Program RmsnormLinear(int64_t m, int64_t k, int64_t n) {
-  ProgramBuilder b;
-  TensorId x = b.Input("X", DType::kF16, {m, k});
-  TensorId w = b.Input("W", DType::kF16, {k, n});
-  TensorId y = b.MatMul(b.RmsNorm(x, -1), w);
-  b.SetName(y, "Y");
-  b.Output(y);
-  absl::StatusOr<Program> p = std::move(b).Build();
-  PRISM_CHECK(p.ok(), p.status().message());
-  return *std::move(p);
-}
+using ::prism::testing::RmsnormLinear;
 
 TEST(EquivLowerTest, LoweringTable) {
   struct Row {

@@ -6,14 +6,14 @@
 
 #include "gtest/gtest.h"
 #include "prism/prism.h"
-#include "pipeline/rmsnorm_linear.h"
 #include "testing/files.h"
+#include "testing/programs.h"
 #include "testing/status_matchers.h"
 
 namespace prism {
 namespace {
 
-Program RmsNormLinear() { return pipeline_test::RmsNormLinear(16, 1024, 512); }
+Program RmsNormLinear() { return testing::RmsnormLinear(16, 1024, 512); }
 
 TEST(PipelineGpuTest, TheTuningCacheSelectsWithoutMeasuring) {
   OptimizeOptions o;

@@ -19,8 +19,8 @@
 #include "nlohmann/json.hpp"
 #include "prism/base/check.h"
 #include "ir/testdata/random_program.h"
-#include "pipeline/rmsnorm_linear.h"
 #include "testing/files.h"
+#include "testing/programs.h"
 #include "testing/status_matchers.h"
 
 namespace prism {
@@ -32,7 +32,7 @@ using ::testing::StartsWith;
 
 std::string TempDir(const std::string& name) { return testing::FreshTempPath("pipeline", name); }
 
-Program RmsNormLinear() { return pipeline_test::RmsNormLinear(4, 128, 64); }
+Program RmsNormLinear() { return testing::RmsnormLinear(4, 128, 64); }
 
 // No wall-clock budget in tests (the result must not depend on the machine's load), no GPU.
 OptimizeOptions TestOptions() {

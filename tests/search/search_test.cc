@@ -30,6 +30,7 @@
 #include "prism/ir/text_format.h"
 #include "prism/ir/workloads.h"
 #include "prism/smt/target.h"
+#include "testing/programs.h"
 #include "testing/status_matchers.h"
 
 namespace prism::search {
@@ -38,18 +39,7 @@ namespace {
 using ::prism::testing::StatusIs;
 using ::testing::HasSubstr;
 
-// A smaller rmsnorm_linear than ReducedSizes so that the whole search runs in seconds.
-Program RmsnormLinear(int64_t m, int64_t k, int64_t n) {
-  ProgramBuilder pb;
-  TensorId x = pb.Input("X", DType::kF16, {m, k});
-  TensorId w = pb.Input("W", DType::kF16, {k, n});
-  TensorId y = pb.MatMul(pb.RmsNorm(x, -1), w);
-  pb.SetName(y, "Y");
-  pb.Output(y);
-  absl::StatusOr<Program> p = std::move(pb).Build();
-  PRISM_CHECK(p.ok(), p.status().message());
-  return *std::move(p);
-}
+using ::prism::testing::RmsnormLinear;
 
 std::string OpsOf(const SGraph& g) {
   std::vector<std::string> names;
