@@ -746,10 +746,8 @@ absl::StatusOr<BroadcastView> PadBroadcastInputs(const Program& program) {
     if (want[k] == kUnset || want[k] == kConflict) want[k] = rank_of(k);
     const Node& node = program.nodes()[k];
     const OpCategory cat = GetOpInfo(node.op).category;
-    const bool from_end = node.dim < 0 && (node.op == OpKind::kSum || node.op == OpKind::kMax ||
-                                           node.op == OpKind::kMean ||
-                                           node.op == OpKind::kSoftmax ||
-                                           node.op == OpKind::kRmsNorm);
+    const bool from_end =
+        node.dim < 0 && (cat == OpCategory::kReduce || cat == OpCategory::kNorm);
     const bool same_rank = cat == OpCategory::kUnary || cat == OpCategory::kBinary || from_end;
     for (TensorId o : node.operands) need(o.value(), same_rank ? want[k] : rank_of(o.value()));
   }

@@ -148,9 +148,10 @@ std::string NoFamilyHint(const Program& program) {
   // the accumulators) reduces the last dim. (Also a dim of one element: the search has no
   // family for sum(X[1, 8], 0) either.)
   for (const Node& n : program.nodes()) {
-    const bool reduces = n.op == OpKind::kSum || n.op == OpKind::kMax || n.op == OpKind::kMean ||
-                         n.op == OpKind::kSoftmax || n.op == OpKind::kRmsNorm;
-    if (!reduces || n.operands.size() != 1) continue;
+    const OpCategory cat = GetOpInfo(n.op).category;
+    if ((cat != OpCategory::kReduce && cat != OpCategory::kNorm) || n.operands.size() != 1) {
+      continue;
+    }
     const Node& x = program.node(n.operands[0]);
     const int64_t rank = static_cast<int64_t>(x.shape.size());
     const int64_t dim = n.dim < 0 ? n.dim + rank : n.dim;
