@@ -5,6 +5,8 @@
 
 #include <functional>
 
+#include "absl/container/flat_hash_set.h"
+
 namespace prism::search::internal {
 
 std::optional<Value> Searcher::Abstract(const GenOp& op, const std::vector<Value>& values) {
@@ -216,6 +218,51 @@ void Searcher::ComputeDepths() {
       for (EClassId r : a) reach(r);
     }
   }
+}
+
+bool Searcher::RootProducible() const {
+  // The Program-level tensor operators that no block op of this vocabulary builds; every
+  // other e-node (leaves, the vocabulary's operators, the index and layout operators of the
+  // rules) counts as producible when its children are.
+  absl::flat_hash_set<equiv::Symbol> vocabulary;
+  const auto add = [&](absl::string_view name) { vocabulary.insert(equiv::Symbol(name)); };
+  if (matmul_) add("matmul");
+  for (OpKind f : unary_) add(GetOpInfo(f).name);
+  for (OpKind f : binary_) add(GetOpInfo(f).name);
+  if (!scales_.empty()) add("scale");
+  if (sum_ || rms_) add("sum");
+  if (max_) add("max");
+  if (!div_counts_.empty()) add("div");
+  if (rms_) {
+    for (absl::string_view op : {"rms_norm", "rsqrt", "add", "div", "square"}) add(op);
+  }
+  absl::flat_hash_set<equiv::Symbol> unreachable;
+  const auto check = [&](OpKind k) {
+    const equiv::Symbol op(GetOpInfo(k).name);
+    if (k != OpKind::kInput && !vocabulary.contains(op)) unreachable.insert(op);
+  };
+#define PRISM_OP(e, name, cat, arity, attr) check(OpKind::e);
+#include "prism/ir/ops.def"
+#undef PRISM_OP
+  absl::flat_hash_set<EClassId> producible;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (EClassId c : graph_->class_ids()) {
+      if (producible.contains(c)) continue;
+      for (const equiv::ENode& n : graph_->eclass(c).nodes) {
+        bool ok = !unreachable.contains(n.op);
+        for (size_t i = 0; ok && i < n.children.size(); ++i) {
+          ok = producible.contains(graph_->Find(n.children[i]));
+        }
+        if (ok) {
+          producible.insert(c);
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+  return producible.contains(root_);
 }
 
 void Searcher::Report(const char* stage, int64_t done, int64_t total, bool force) {

@@ -45,7 +45,7 @@ absl::StatusOr<SearchResult> Searcher::Run() {
       canon_.push_back(Canonical(ops));
       values.push_back(Value{*c, false, n.shape});
     }
-    PRISM_RETURN_IF_ERROR(Extend(ops, values, 0));
+    if (RootProducible()) PRISM_RETURN_IF_ERROR(Extend(ops, values, 0));
   }
   const absl::Time generated = absl::Now();
   PRISM_RETURN_IF_ERROR(ProveAll());
