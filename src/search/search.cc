@@ -104,6 +104,13 @@ void Searcher::CollectVocabulary() {
   if (mean) {
     for (const Node& n : program_.nodes()) {
       if (!n.shape.empty() && n.shape.back() > 1) div_counts_.insert(n.shape.back());
+      // mean-def's count: the reduced dim's size, 1 included (mean over a dim of one element
+      // had no family, 2026-12-05).
+      if (n.op == OpKind::kMean && n.operands.size() == 1) {
+        const Shape& x = program_.node(n.operands[0]).shape;
+        const int64_t d = n.dim < 0 ? n.dim + static_cast<int64_t>(x.size()) : n.dim;
+        if (d >= 0 && d < static_cast<int64_t>(x.size())) div_counts_.insert(x[d]);
+      }
     }
   }
   for (TensorId in : program_.inputs()) {

@@ -744,6 +744,20 @@ TEST_F(SearchTest, MeanIsASumDividedByItsCount) {
   std::filesystem::remove_all(dir);
 }
 
+// mean over a dim of one element divides by 1: the vocabulary's counts came from the last dims
+// greater than 1 only, and mean(X[8, 1], -1) had no family (random programs, 2026-12-05).
+TEST_F(SearchTest, MeanOverADimOfOneElement) {
+  ProgramBuilder pb;
+  const TensorId x = pb.Input("X", DType::kF32, {8, 1});
+  const TensorId y = pb.Binary(OpKind::kAdd, x, pb.Reduce(OpKind::kMean, x, -1));
+  pb.SetName(y, "Y");
+  pb.Output(y);
+  ASSERT_OK_AND_ASSIGN(Program p, std::move(pb).Build());
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, TestConfig(), target_));
+  ASSERT_FALSE(r.families.empty());
+  ExpectFamiliesEmulate(p, r);
+}
+
 TEST_F(SearchTest, MapPrefilterChangesNothing) {
   struct Case {
     std::string name;
