@@ -78,6 +78,7 @@ absl::Status Searcher::BuildTarget() {
 
 void Searcher::CollectVocabulary() {
   bool mean = false;  // the Program has mean: sum and div_count join the vocabulary
+  bool concat = false;  // the Program has concat: add joins it (below)
   for (const Node& n : program_.nodes()) {
     const OpInfo& info = GetOpInfo(n.op);
     if (n.op == OpKind::kMatMul) matmul_ = true;
@@ -94,6 +95,7 @@ void Searcher::CollectVocabulary() {
       rms_eps_.insert(n.eps);
     }
     if (n.op == OpKind::kMean) sum_ = mean = true;
+    if (n.op == OpKind::kConcat) concat = true;
     if (n.op == OpKind::kSoftmax) {
       unary_.insert(OpKind::kExp);
       binary_.insert(OpKind::kDiv);
@@ -101,6 +103,10 @@ void Searcher::CollectVocabulary() {
     }
   }
   if (rms_) binary_.insert(OpKind::kMul);
+  // A matmul of concats is a sum of matmuls (rule matmul-concat: [A ‖ C]·[B ; D] = A·B + C·D):
+  // with a concat in the Program, add joins the vocabulary, so that such a sum can be built.
+  // Before 2026-12-05 [X ‖ Z]·[W1 ; W2] had no family.
+  if (concat) binary_.insert(OpKind::kAdd);
   if (mean) {
     for (const Node& n : program_.nodes()) {
       if (!n.shape.empty() && n.shape.back() > 1) div_counts_.insert(n.shape.back());

@@ -758,6 +758,26 @@ TEST_F(SearchTest, MeanOverADimOfOneElement) {
   ExpectFamiliesEmulate(p, r);
 }
 
+// A matmul of concats is a sum of matmuls (rule matmul-concat), so a Program with a concat has
+// add in its vocabulary: [X ‖ Z]·[W1 ; W2] had no family before 2026-12-05. A concat at the
+// top still has none (ARootTheVocabularyCannotProduceGeneratesNothing).
+TEST_F(SearchTest, AMatmulOfConcatsIsASumOfMatmuls) {
+  ASSERT_OK_AND_ASSIGN(
+      Program p, ParseProgram("X = input f16[8, 64]\nZ = input f16[8, 64]\n"
+                              "W1 = input f16[64, 128]\nW2 = input f16[64, 128]\n"
+                              "Y = matmul(concat(X, Z, -1), concat(W1, W2, 0))\noutput Y\n"));
+  ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, TestConfig(), target_));
+  ASSERT_FALSE(r.families.empty());
+  // Among them the K loop over both products: X·W1 and Z·W2 accumulated, then added.
+  bool looped = false;
+  for (const FamilyResult& fam : r.families) {
+    looped = looped || OpsOf(*fam.graph) ==
+                           "input input input input matmul matmul acc_sum acc_sum add output";
+  }
+  EXPECT_TRUE(looped) << Describe(r);
+  ExpectFamiliesEmulate(p, r);
+}
+
 TEST_F(SearchTest, MapPrefilterChangesNothing) {
   struct Case {
     std::string name;
