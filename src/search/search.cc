@@ -232,6 +232,29 @@ std::string ChainedMatmulHint(const Program& program) {
       "as an input (prism::OptimizeParts and prism optimize do: search SplitAtChainedMatmul)");
 }
 
+std::string RowAlignmentHint(const Program& program) {
+  std::vector<std::string> odd;
+  int64_t multiple = 0;
+  for (const Node& n : program.nodes()) {
+    const bool io = n.op == OpKind::kInput ||
+                    std::any_of(program.outputs().begin(), program.outputs().end(),
+                                [&](const OutputDecl& o) { return &program.node(o.tensor) == &n; });
+    if (!io || n.shape.empty()) continue;
+    const int bytes = DTypeBytes(n.dtype);
+    if (n.shape.back() * bytes % 16 == 0) continue;
+    odd.push_back(absl::StrCat(n.name.empty() ? "an output" : n.name, " ", DTypeName(n.dtype),
+                               ShapeToString(n.shape)));
+    multiple = std::max<int64_t>(multiple, 16 / bytes);
+  }
+  if (odd.empty()) return "";
+  return absl::StrCat("; ", absl::StrJoin(odd, ", "),
+                      odd.size() == 1 ? " has rows" : " have rows",
+                      " that are not whole 16-byte chunks, which the kernels load and store: "
+                      "make the last dims multiples of 16 bytes (",
+                      multiple, " elements of ", multiple == 8 ? "f16 or bf16" : "f32",
+                      "), e.g. by padding with zeros where the program allows");
+}
+
 absl::StatusOr<std::optional<ChainedSplit>> SplitAtChainedMatmul(const Program& program) {
   std::optional<ChainedMatmul> chain = FindChainedMatmul(program);
   if (!chain) return std::nullopt;

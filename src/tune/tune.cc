@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -743,7 +744,13 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     return absl::FailedPreconditionError(
         absl::StrCat("no family can be generated as CUDA yet: ", r.codegen_skips.size(),
                      r.codegen_skips.size() == 1 ? " family" : " families", " tried; ",
-                     absl::StrJoin(why, "; "), search::ChainedMatmulHint(program)));
+                     absl::StrJoin(why, "; "), search::ChainedMatmulHint(program),
+                     std::any_of(r.codegen_skips.begin(), r.codegen_skips.end(),
+                                 [](const CodegenSkip& s) {
+                                   return absl::StrContains(s.message, "16-byte chunks");
+                                 })
+                         ? search::RowAlignmentHint(program)
+                         : ""));
   }
   r.times.candidates_s = seconds_since(candidates_start);
   if (codegen::NvrtcAvailable()) {

@@ -26,6 +26,7 @@
 namespace prism {
 namespace {
 using ::prism::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -362,6 +363,25 @@ TEST(PipelineTest, BadOptionsAreRejectedWithTheFieldNamed) {
     c.mutate(o);
     EXPECT_THAT(Optimize(RmsNormLinear(), o).status(), StatusIs(c.code, HasSubstr(c.message)));
   }
+}
+
+// Odd row widths: codegen refuses every family ("tile rows must be whole 16-byte chunks"), and
+// the error names the tensor and the multiple to use (search::RowAlignmentHint).
+TEST(PipelineTest, OddRowsSayWhichTensorAndWhatMultiple) {
+  ProgramBuilder b;
+  const TensorId h = b.Input("h", DType::kF16, {6, 7});
+  const TensorId y = b.MatMul(h, b.Input("W", DType::kF16, {7, 8}));
+  b.SetName(y, "Y");
+  b.Output(y);
+  ASSERT_OK_AND_ASSIGN(Program p, std::move(b).Build());
+  const absl::StatusOr<Result> r = Optimize(p, TestOptions());
+  EXPECT_THAT(r.status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(StartsWith("no family can be generated as CUDA yet: "),
+                             HasSubstr("tile rows must be whole 16-byte chunks"),
+                             HasSubstr("; h f16[6, 7] has rows that are not whole 16-byte chunks, "
+                                       "which the kernels load and store: make the last dims "
+                                       "multiples of 16 bytes (8 elements of f16 or bf16)"))));
 }
 
 // GpuMode::kRequire on a machine without a driver is an error, not a fallback.

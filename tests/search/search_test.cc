@@ -546,6 +546,30 @@ TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
   }
 }
 
+// The hint for codegen's "tile rows must be whole 16-byte chunks": the inputs and outputs whose
+// rows are not, with the multiple their dtype needs; none when all are aligned.
+TEST(RowAlignmentHintTest, NamesTheTensorsWithOddRows) {
+  const struct {
+    const char* text;
+    const char* hint;
+  } kCases[] = {
+      {"h = input f16[6, 7]\nW = input f16[7, 8]\nY = matmul(h, W)\noutput Y\n",
+       "; h f16[6, 7] has rows that are not whole 16-byte chunks, which the kernels load and "
+       "store: make the last dims multiples of 16 bytes (8 elements of f16 or bf16), e.g. by "
+       "padding with zeros where the program allows"},
+      {"X = input f32[4, 6]\nY = exp(X)\noutput Y\n",
+       "; X f32[4, 6], Y f32[4, 6] have rows that are not whole 16-byte chunks, which the "
+       "kernels load and store: make the last dims multiples of 16 bytes (4 elements of f32), "
+       "e.g. by padding with zeros where the program allows"},
+      {"X = input bf16[4, 64]\nY = exp(X)\noutput Y\n", ""},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    EXPECT_EQ(RowAlignmentHint(p), c.hint);
+  }
+}
+
 // A matmul of (elementwise ops of) a wider matmul has no generable family: the hint names
 // both and the ops between; lora's narrow X·A and matmuls of inputs get none.
 TEST(ChainedMatmulHintTest, NamesAMatmulOfAWideMatmul) {

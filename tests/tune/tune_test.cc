@@ -826,7 +826,10 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
                        "codegen: kernel k0, op v1 (input): tile rows must be whole 16-byte "
                        "chunks (columns a multiple of 8) (families #2, #4, #6, #8); codegen: "
                        "kernel k0, op v0 (input): tile rows must be whole 16-byte chunks "
-                       "(columns a multiple of 8) (families #9-#11)"));
+                       "(columns a multiple of 8) (families #9-#11); W f16[64, 12], Y f16[4, "
+                       "12] have rows that are not whole 16-byte chunks, which the kernels load "
+                       "and store: make the last dims multiples of 16 bytes (8 elements of f16 "
+                       "or bf16), e.g. by padding with zeros where the program allows"));
   // A program_name that is no identifier.
   for (const char* name : {"2fast", "a-b", "with space"}) {
     TuneOptions named = options;

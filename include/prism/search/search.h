@@ -179,6 +179,13 @@ std::string NoFamilyHint(const Program& program);
 // optimize the two parts as separate programs, ...".
 std::string ChainedMatmulHint(const Program& program);
 
+// Why codegen refused every family with "tile rows must be whole 16-byte chunks", as a
+// sentence to append to "no family can be generated as CUDA yet: ...": the inputs and outputs
+// whose last dim is not a multiple of 16 bytes, e.g. "; h f16[6, 7] has rows that are not
+// whole 16-byte chunks, which the kernels load and store: make the last dims multiples of 16
+// bytes (8 elements of f16 or bf16), ...". "" when every input and output is aligned.
+std::string RowAlignmentHint(const Program& program);
+
 // The first matmul (`consumer`) whose A operand is a matmul (`producer`) wider than 16 columns,
 // or elementwise ops of one (`via`, their op names in data-flow order; a binary op is followed
 // through its operand that is not an input): `cut` is the consumer's A operand, the tensor at
