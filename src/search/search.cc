@@ -114,8 +114,8 @@ void Searcher::CollectVocabulary() {
       // had no family, 2026-12-05).
       if (n.op == OpKind::kMean && n.operands.size() == 1) {
         const Shape& x = program_.node(n.operands[0]).shape;
-        const int64_t d = n.dim < 0 ? n.dim + static_cast<int64_t>(x.size()) : n.dim;
-        if (d >= 0 && d < static_cast<int64_t>(x.size())) div_counts_.insert(x[d]);
+        const absl::StatusOr<int> d = NormalizeDim(n.dim, static_cast<int>(x.size()));
+        if (d.ok()) div_counts_.insert(x[*d]);
       }
     }
   }
@@ -166,9 +166,9 @@ std::string NoFamilyHint(const Program& program) {
       continue;
     }
     const Node& x = program.node(n.operands[0]);
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
-    const int64_t dim = n.dim < 0 ? n.dim + rank : n.dim;
-    if (dim < 0 || dim >= rank - 1) continue;
+    const int rank = static_cast<int>(x.shape.size());
+    const absl::StatusOr<int> dim = NormalizeDim(n.dim, rank);
+    if (!dim.ok() || *dim == rank - 1) continue;
     return absl::StrCat("; ", GetOpInfo(n.op).name, LineText(n), " reduces dim ", n.dim, " of ",
                         DTypeName(x.dtype), ShapeToString(x.shape),
                         ", and block ops reduce the last dim only: lay the tensor out with that "
@@ -233,13 +233,14 @@ std::string ChainedMatmulHint(const Program& program) {
 }
 
 std::string RowAlignmentHint(const Program& program) {
+  std::vector<bool> io(program.nodes().size(), false);
+  for (TensorId in : program.inputs()) io[in.value()] = true;
+  for (const OutputDecl& o : program.outputs()) io[o.tensor.value()] = true;
   std::vector<std::string> odd;
   int64_t multiple = 0;
-  for (const Node& n : program.nodes()) {
-    const bool io = n.op == OpKind::kInput ||
-                    std::any_of(program.outputs().begin(), program.outputs().end(),
-                                [&](const OutputDecl& o) { return &program.node(o.tensor) == &n; });
-    if (!io || n.shape.empty()) continue;
+  for (size_t k = 0; k < io.size(); ++k) {
+    const Node& n = program.nodes()[k];
+    if (!io[k] || n.shape.empty()) continue;
     const int bytes = DTypeBytes(n.dtype);
     if (n.shape.back() * bytes % 16 == 0) continue;
     odd.push_back(absl::StrCat(n.name.empty() ? "an output" : n.name, " ", DTypeName(n.dtype),

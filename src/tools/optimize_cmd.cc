@@ -278,7 +278,8 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                              absl::Time started, nlohmann::ordered_json* json_sink, int depth) {
   const absl::Status st =
       OptimizeOne(program, label, target, options, out_dir, args, io, started, json_sink);
-  if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition || depth >= search::kMaxChainedCuts) {
+  if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition ||
+      depth >= search::kMaxChainedCuts) {
     return st;
   }
   PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
