@@ -52,13 +52,7 @@ absl::Status Searcher::PruneAndRank() {
     ++result_.funnel.proved;
     proved.push_back(i);
   }
-  const auto make_pruner = [&] {
-    prune::PrunerOptions options;
-    options.brute_force_limit = config_.brute_force_limit;
-    options.keep_queries = config_.record_pruned;
-    options.deadline = deadline_;  // no query outlives the search's budget
-    return prune::Pruner::Create(target_, options);
-  };
+  const auto make_pruner = [&] { return MakePruner(); };
   PRISM_RETURN_IF_ERROR(ParallelFor("rank", proved.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
     Candidate& c = candidates_[proved[k]];
     c.status = Rank(pruner, c);
@@ -81,9 +75,19 @@ absl::Status Searcher::PruneAndRank() {
       if (c.cost_us >= *incumbent_) dearer.push_back(i);
     }
   }
-  PRISM_RETURN_IF_ERROR(ParallelFor("prune", dearer.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
+  // Every decision runs on a pruner of its own: Z3's answers and cores depend on what its
+  // context has seen, and with a pruner per worker the rule credited with a family depended
+  // on which families that worker decided before (`--threads 1` and `--threads 3` credited
+  // occupancy_floor with 3 and 2 gqa b=8 families). A fresh pruner costs a few milliseconds.
+  struct NoState {};
+  PRISM_RETURN_IF_ERROR(ParallelFor("prune", dearer.size(), [] { return absl::StatusOr<NoState>(NoState{}); }, [&](NoState&, size_t k) {
     Candidate& c = candidates_[dearer[k]];
-    absl::StatusOr<prune::Decision> d = pruner.Decide(*c.family, incumbent_);
+    absl::StatusOr<prune::Pruner> pruner = MakePruner();
+    if (!pruner.ok()) {
+      c.status = pruner.status();
+      return;
+    }
+    absl::StatusOr<prune::Decision> d = pruner->Decide(*c.family, incumbent_);
     if (d.ok()) {
       c.decision = *std::move(d);
       // Past the deadline the decision may be Unknown for want of time: it prunes nothing,
@@ -148,6 +152,14 @@ PrunedFamily Searcher::PrunedOf(Candidate& c) {
   return p;
 }
 
+absl::StatusOr<prune::Pruner> Searcher::MakePruner() const {
+  prune::PrunerOptions options;
+  options.brute_force_limit = config_.brute_force_limit;
+  options.keep_queries = config_.record_pruned;
+  options.deadline = deadline_;  // no query outlives the search's budget
+  return prune::Pruner::Create(target_, options);
+}
+
 double Searcher::RankUs(const Candidate& c) const {
   const double extra_ns = static_cast<double>(target_.launch_overhead_ns - target_.launch_floor_ns);
   return c.cost_us + static_cast<double>(c.graph.kernels().size()) * std::max(0.0, extra_ns) / 1000.0;
@@ -174,7 +186,9 @@ absl::Status Searcher::Rank(prune::Pruner& pruner, Candidate& c) const {
     }
   }
   if (c.cost_us < 0 && config_.prune) {
-    PRISM_ASSIGN_OR_RETURN(prune::Decision d, pruner.Decide(*c.family, std::nullopt));
+    // On a pruner of its own, like the dominance decisions (PruneAndRank).
+    PRISM_ASSIGN_OR_RETURN(prune::Pruner fresh, MakePruner());
+    PRISM_ASSIGN_OR_RETURN(prune::Decision d, fresh.Decide(*c.family, std::nullopt));
     c.decision = std::move(d);
     if (!c.decision->prunes() && absl::Now() > deadline_) c.cut_short = true;
   }

@@ -324,9 +324,11 @@ class Searcher {
   // Ranks every proved candidate by enumerating its instances (no incumbent), proves the ones
   // with no feasible instance infeasible, takes the cheapest as the incumbent, then decides
   // every family whose best instance is dearer than the incumbent against it (dominance).
-  // Families that tie with the incumbent survive. All Z3 work runs on one Pruner per worker;
-  // the incumbent is fixed before the dominance queries, so the result does not depend on
-  // scheduling.
+  // Families that tie with the incumbent survive. Instances are enumerated on one Pruner per
+  // worker (its Z3 cuts only empty subtrees, so the instances do not depend on its history);
+  // every decision runs on a fresh Pruner, and the incumbent is fixed before the dominance
+  // queries, so neither the survivors nor the rules credited depend on scheduling or on the
+  // number of workers (short of a query stopped by its wall clock).
   absl::Status PruneAndRank();
 
   // The parts of a pruned family's record that do not depend on its verdict (moves the graph).
@@ -337,6 +339,9 @@ class Searcher {
   // dominance floor. The instance it prefers is the lower bound's (the term is constant per
   // family).
   double RankUs(const Candidate& c) const;
+
+  // A pruner with the search's options and deadline, its Z3 context fresh.
+  absl::StatusOr<prune::Pruner> MakePruner() const;
 
   // Builds c's family and finds its cheapest instance among the first instances_per_family
   // feasible ones; with none (and pruning on), asks Z3 for the infeasibility proof.
