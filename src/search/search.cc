@@ -191,6 +191,32 @@ std::string NoFamilyHint(const Program& program) {
   return "";
 }
 
+std::string FunnelStopHint(const Funnel& f) {
+  if (f.generated == 0) {
+    return "; no block op sequence could start it (its ops are outside the block-op vocabulary)";
+  }
+  if (f.structures == 0) {
+    return absl::StrCat("; none of the ", f.generated,
+                        " block-op sequences explored completes the program");
+  }
+  if (f.mapped == 0) {
+    return absl::StrCat("; its ", f.structures, " complete structure", f.structures == 1 ? "" : "s",
+                        " had no dimension mapping that validates (", f.map_validated,
+                        " map choice", f.map_validated == 1 ? "" : "s", " built)");
+  }
+  if (f.proved == 0) {
+    return absl::StrCat("; none of its ", f.mapped, " mapped candidate", f.mapped == 1 ? "" : "s",
+                        " was proved equal to the program (", f.refuted,
+                        " refuted by random testing, ", f.unproved - f.refuted, " unknown)");
+  }
+  std::vector<std::string> rules;
+  for (const auto& [rule, n] : f.pruned_by_rule) rules.push_back(absl::StrCat(rule, " ", n));
+  return absl::StrCat(f.proved == 1 ? "; its one proved family was"
+                                     : absl::StrCat("; all ", f.proved, " proved families were"),
+                      " pruned (", rules.empty() ? "no rule credited" : absl::StrJoin(rules, ", "),
+                      ")");
+}
+
 std::optional<ChainedMatmul> FindChainedMatmul(const Program& program) {
   for (size_t k = 0; k < program.nodes().size(); ++k) {
     const Node& n = program.nodes()[k];

@@ -406,6 +406,10 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
   const std::string narrow = dir + "/narrow.prism";
   std::ofstream(narrow) << "X = input f16[4, 64]\nW = input f16[64, 12]\nY = matmul(X, W)\n"
                            "output Y\n";
+  // max over a dim of one element, less X: identically 0, and no structure of it maps. Until
+  // 2026-12-05 (seventh session) the error ended at "for this program", with no reason.
+  const std::string unmapped = dir + "/unmapped.prism";
+  std::ofstream(unmapped) << "X = input f32[4, 1]\nY = sub(max(X, -1), X)\noutput Y\n";
   const ErrorCase cases[] = {
       {{"optimize", program, "--gpu", "0", "--no-gpu"},
        2,
@@ -415,6 +419,10 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
       {{"optimize", narrow, "--no-gpu", "--out", dir + "/narrow"},
        2,
        "prism: error: " + kNarrowMatmulError + "\n"},
+      {{"optimize", unmapped, "--no-gpu", "--out", dir + "/unmapped"},
+       2,
+       "prism: error: the search found no family for this program; its 4 complete structures "
+       "had no dimension mapping that validates (2 map choices built)\n"},
       {{"optimize", program, "--no-gpu", "--out", dir + "/file/out"},
        2,
        "prism: error: cannot create the output directory '" + dir + "/file/out': "},

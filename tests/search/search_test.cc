@@ -546,6 +546,51 @@ TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
   }
 }
 
+// Where a search without families stopped, when NoFamilyHint knows no cause: the first funnel
+// stage that nothing passed.
+TEST(FunnelStopHintTest, NamesTheFirstStageNothingPassed) {
+  const auto funnel = [](int64_t generated, int64_t structures, int64_t map_validated,
+                         int64_t mapped, int64_t proved, int64_t unproved, int64_t refuted,
+                         std::map<std::string, int64_t> rules) {
+    Funnel f;
+    f.generated = generated;
+    f.structures = structures;
+    f.map_validated = map_validated;
+    f.mapped = mapped;
+    f.proved = proved;
+    f.unproved = unproved;
+    f.refuted = refuted;
+    f.pruned_by_rule = std::move(rules);
+    return f;
+  };
+  const struct {
+    const char* name;
+    Funnel f;
+    const char* hint;
+  } kCases[] = {
+      {"nothing generated", funnel(0, 0, 0, 0, 0, 0, 0, {}),
+       "; no block op sequence could start it (its ops are outside the block-op vocabulary)"},
+      {"no structure", funnel(120, 0, 0, 0, 0, 0, 0, {}),
+       "; none of the 120 block-op sequences explored completes the program"},
+      {"no map, one structure", funnel(15, 1, 1, 0, 0, 0, 0, {}),
+       "; its 1 complete structure had no dimension mapping that validates (1 map choice built)"},
+      {"no map", funnel(15, 4, 2, 0, 0, 0, 0, {}),
+       "; its 4 complete structures had no dimension mapping that validates (2 map choices "
+       "built)"},
+      {"nothing proved", funnel(40, 6, 9, 3, 0, 3, 1, {}),
+       "; none of its 3 mapped candidates was proved equal to the program (1 refuted by random "
+       "testing, 2 unknown)"},
+      {"all pruned", funnel(40, 6, 9, 5, 3, 2, 0, {{"smem_capacity", 2}, {"no_feasible_instance", 1}}),
+       "; all 3 proved families were pruned (no_feasible_instance 1, smem_capacity 2)"},
+      {"one pruned", funnel(40, 6, 9, 1, 1, 0, 0, {{"register_capacity", 1}}),
+       "; its one proved family was pruned (register_capacity 1)"},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(FunnelStopHint(c.f), c.hint);
+  }
+}
+
 // The hint for codegen's "tile rows must be whole 16-byte chunks": the inputs and outputs whose
 // rows are not, with the multiple their dtype needs; none when all are aligned.
 TEST(RowAlignmentHintTest, NamesTheTensorsWithOddRows) {

@@ -169,6 +169,12 @@ struct SearchResult {
 // it as f16[1, 64] (...)". The first cause found, in that order.
 std::string NoFamilyHint(const Program& program);
 
+// Where a search that found no family stopped, for when NoFamilyHint knows no cause: the first
+// funnel stage that nothing passed, as a sentence to append to "the search found no family for
+// this program", e.g. "; its 4 complete structures had no dimension mapping that validates (2
+// map choices built)". For a search that returned families, the pruning sentence.
+std::string FunnelStopHint(const Funnel& funnel);
+
 // Why no family of `program` may be generable as CUDA, when a cause is known ("" otherwise),
 // as a sentence to append to "no family can be generated as CUDA yet: ...": a matmul whose A
 // operand is (elementwise ops of) another matmul wider than 16 columns — the families keep
