@@ -93,9 +93,9 @@ std::vector<std::string> TensorNames(const Program& p, absl::Span<const TensorId
   return out;
 }
 
-py::dict AssignmentDict(const Result& r) {
+py::dict AssignmentDict(const std::vector<std::pair<std::string, int64_t>>& assignment) {
   py::dict d;  // insertion-ordered: the family's parameter order
-  for (const auto& [name, value] : r.assignment) d[py::str(name)] = value;
+  for (const auto& [name, value] : assignment) d[py::str(name)] = value;
   return d;
 }
 
@@ -290,6 +290,27 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("html", &Report::html)
       .def_readonly("proof_json", &Report::proof_json)
       .def_readonly("smt_files", &Report::smt_files);
+  py::class_<CandidateSummary>(m, "Candidate", "One instance the tuner generated (prism.h CandidateSummary).")
+      .def_readonly("family", &CandidateSummary::family)
+      .def_property_readonly("assignment", [](const CandidateSummary& c) { return AssignmentDict(c.assignment); })
+      .def_readonly("codegen_variant", &CandidateSummary::codegen_variant)
+      .def_readonly("cost_us", &CandidateSummary::cost_us)
+      .def_readonly("compiled", &CandidateSummary::compiled)
+      .def_readonly("measured_us", &CandidateSummary::measured_us)
+      .def_readonly("relative_error", &CandidateSummary::relative_error)
+      .def_readonly("matches", &CandidateSummary::matches)
+      .def_readonly("confirm_us", &CandidateSummary::confirm_us)
+      .def_readonly("error", &CandidateSummary::error)
+      .def_readonly("selected", &CandidateSummary::selected)
+      .def("__repr__", [](const CandidateSummary& c) {
+        return absl::StrCat("<prism.Candidate family ", c.family, " cost ", c.cost_us, " us",
+                            c.measured_us ? absl::StrCat(" measured ", *c.measured_us, " us") : "",
+                            c.selected ? " selected" : "", ">");
+      });
+  py::class_<CodegenSkipSummary>(m, "CodegenSkip", "A family codegen cannot handle yet (prism.h CodegenSkipSummary).")
+      .def_readonly("family", &CodegenSkipSummary::family)
+      .def_readonly("cost_us", &CodegenSkipSummary::cost_us)
+      .def_readonly("message", &CodegenSkipSummary::message);
   py::class_<Result>(m, "Result", "What prism.optimize selected (prism.h Result).")
       .def_readonly("cuda_source", &Result::cuda_source)
       .def_readonly("launch_json", &Result::launch_json)
@@ -303,7 +324,7 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("device_name", &Result::device_name)
       .def_readonly("family", &Result::family)
       .def_readonly("families_found", &Result::families_found)
-      .def_property_readonly("assignment", &AssignmentDict)
+      .def_property_readonly("assignment", [](const Result& r) { return AssignmentDict(r.assignment); })
       .def_readonly("cost_us", &Result::cost_us)
       .def_readonly("measured_us", &Result::measured_us)
       .def_readonly("sm", &Result::sm)
@@ -312,6 +333,8 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("tune_cache_hit", &Result::tune_cache_hit)
       .def_readonly("tune_cache_note", &Result::tune_cache_note)
       .def_readonly("padded_inputs", &Result::padded_inputs)
+      .def_readonly("candidates", &Result::candidates)
+      .def_readonly("codegen_skips", &Result::codegen_skips)
       .def_readonly("report", &Result::report)
       .def("write", [](const Result& r, const std::string& dir) { OkOrRaise(WriteResult(r, dir)); },
            py::arg("dir"), "Writes kernel.cu, launch.json, host.h, family.json (and the report) to dir.");

@@ -135,6 +135,32 @@ struct Report {
 
 enum class Selection { kMeasured, kCostModel };
 
+// One instance the tuner generated (docs/optimize.md), in the tuner's order: what it measured
+// and why the others lost. With Selection::kCostModel nothing is measured.
+struct CandidateSummary {
+  int family = 0;  // 1-based rank of its family in the search
+  // Its parameters in the family's parameter order (gx, F, T, S, ...).
+  std::vector<std::pair<std::string, int64_t>> assignment;
+  std::string codegen_variant;        // "" (default CodegenOptions) or the knobs that differ
+  double cost_us = 0;                 // the cost model's lower bound, µs
+  bool compiled = false;
+  std::optional<double> measured_us;  // median per call on the GPU
+  std::optional<double> relative_error;  // of its output against the reference interpreter
+  bool matches = false;               // relative_error within the dtype's tolerance
+  std::vector<double> confirm_us;     // the confirmation round's medians (finalists only)
+  // Why it was not measured or did not count: a compile error, a failed, crashed or
+  // timed-out measurement; else "".
+  std::string error;
+  bool selected = false;              // the one the files hold
+};
+
+// A family the search returned that the code generator cannot handle yet (skipped).
+struct CodegenSkipSummary {
+  int family = 0;  // 1-based rank in the search
+  double cost_us = 0;
+  std::string message;
+};
+
 struct Result {
   // The files of `prism optimize` (docs/optimize.md), byte for byte when program_label is the
   // CLI's label (e.g. "<builtin gqa b=1>" for --workload gqa).
@@ -158,6 +184,10 @@ struct Result {
   double search_s = 0;                // wall time of the search
   bool tune_cache_hit = false;        // selected from OptimizeOptions::tune_cache_dir's entry
   std::string tune_cache_note;        // why a cache entry was ignored, or a store error; else ""
+  // Every candidate generated (a tuning-cache hit: the selected one only) and the families
+  // codegen skipped, as `prism optimize --json` lists them.
+  std::vector<CandidateSummary> candidates;
+  std::vector<CodegenSkipSummary> codegen_skips;
   Report report;                      // empty unless options.build_report
   // Inputs declared at a lower rank and read at their users' rank (ir PadBroadcastInputs: a
   // bias f16[N] as f16[1, N]), each with its shape as declared. The files, the kernels' args

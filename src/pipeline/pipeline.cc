@@ -196,6 +196,31 @@ absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& 
   r.nvrtc_version = tuned.nvrtc_version;
   r.search_s = tuned.search.elapsed_s;
   r.padded_inputs = std::move(view.padded);
+  for (size_t i = 0; i < tuned.candidates.size(); ++i) {
+    const tune::Candidate& k = tuned.candidates[i];
+    CandidateSummary c;
+    c.family = k.family + 1;
+    for (const Param& p : tuned.search.families[k.family].graph->params()) {
+      if (auto it = k.assignment.find(p.name); it != k.assignment.end()) {
+        c.assignment.emplace_back(p.name, it->second);
+      }
+    }
+    c.codegen_variant = k.codegen_variant;
+    c.cost_us = k.cost_us;
+    c.compiled = k.compiled;
+    if (k.measurement) {
+      c.measured_us = k.measurement->median_us;
+      c.relative_error = k.measurement->relative_error;
+      c.matches = k.measurement->matches;
+    }
+    c.confirm_us = k.confirm_us;
+    c.error = !k.compile_error.empty() ? k.compile_error : k.measure_error;
+    c.selected = static_cast<int>(i) == tuned.selected;
+    r.candidates.push_back(std::move(c));
+  }
+  for (const tune::CodegenSkip& k : tuned.codegen_skips) {
+    r.codegen_skips.push_back(CodegenSkipSummary{k.family + 1, k.cost_us, k.message});
+  }
 
   // 4. The report (and the proof, by proving the chosen family again).
   if (options.build_report) {

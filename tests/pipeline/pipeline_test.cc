@@ -108,6 +108,36 @@ TEST(PipelineTest, KernelsAndAssignmentMatchTheFiles) {
   EXPECT_FALSE(r.assignment.empty());
 }
 
+// Result::candidates lists what the tuner generated, the selected one marked and equal to the
+// files' selection; without a GPU nothing is measured. Result::codegen_skips name their family.
+TEST(PipelineTest, CandidatesSummarizeTheTunersWork) {
+  const Result& r = SharedResult();
+  ASSERT_FALSE(r.candidates.empty());
+  int selected = 0;
+  for (const CandidateSummary& c : r.candidates) {
+    SCOPED_TRACE(c.family);
+    EXPECT_GE(c.family, 1);
+    EXPECT_LE(c.family, r.families_found);
+    EXPECT_FALSE(c.assignment.empty());
+    EXPECT_GT(c.cost_us, 0);
+    EXPECT_FALSE(c.measured_us.has_value());  // GpuMode::kOff
+    EXPECT_FALSE(c.relative_error.has_value());
+    EXPECT_FALSE(c.matches);
+    if (!c.selected) continue;
+    ++selected;
+    EXPECT_EQ(c.family, r.family);
+    EXPECT_EQ(c.assignment, r.assignment);  // the same parameters, in the same order
+    EXPECT_EQ(c.cost_us, r.cost_us);
+    EXPECT_EQ(c.error, "");
+  }
+  EXPECT_EQ(selected, 1);
+  for (const CodegenSkipSummary& k : r.codegen_skips) {
+    EXPECT_GE(k.family, 1);
+    EXPECT_LE(k.family, r.families_found);
+    EXPECT_FALSE(k.message.empty());
+  }
+}
+
 TEST(PipelineTest, ReportCarriesAProofThatCheckProofAccepts) {
   const Result& r = SharedResult();
   ASSERT_FALSE(r.report.json.empty());

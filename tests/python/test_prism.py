@@ -212,6 +212,14 @@ class OptimizeTest(unittest.TestCase):
         self.assertEqual(family["program"], "rmsnorm_linear_small")
         self.assertEqual(r.assignment, family["assignment"])
         self.assertEqual(list(r.assignment), list(family["assignment"]))  # parameter order
+        # What the tuner generated: the selected candidate is the files' selection.
+        chosen = [c for c in r.candidates if c.selected]
+        self.assertEqual(len(chosen), 1)
+        self.assertEqual(chosen[0].family, r.family)
+        self.assertEqual(chosen[0].assignment, r.assignment)
+        self.assertEqual(chosen[0].cost_us, r.cost_us)
+        self.assertTrue(all(c.measured_us is None for c in r.candidates))  # no GPU
+        self.assertTrue(all(k.family >= 1 and k.message for k in r.codegen_skips))
 
     def test_report_and_proof(self):
         r = shared_result()
