@@ -184,8 +184,9 @@ struct Result {
   double search_s = 0;                // wall time of the search
   bool tune_cache_hit = false;        // selected from OptimizeOptions::tune_cache_dir's entry
   std::string tune_cache_note;        // why a cache entry was ignored, or a store error; else ""
-  // Every candidate generated (a tuning-cache hit: the selected one only) and the families
-  // codegen skipped, as `prism optimize --json` lists them.
+  // Every candidate generated (on a tuning-cache hit only the selected one carries a
+  // measurement, the cached one) and the families codegen skipped, as `prism optimize --json`
+  // lists them.
   std::vector<CandidateSummary> candidates;
   std::vector<CodegenSkipSummary> codegen_skips;
   Report report;                      // empty unless options.build_report
