@@ -237,13 +237,10 @@ bool Searcher::RootProducible() const {
     for (absl::string_view op : {"rms_norm", "rsqrt", "add", "div", "square"}) add(op);
   }
   absl::flat_hash_set<equiv::Symbol> unreachable;
-  const auto check = [&](OpKind k) {
-    const equiv::Symbol op(GetOpInfo(k).name);
-    if (k != OpKind::kInput && !vocabulary.contains(op)) unreachable.insert(op);
-  };
-#define PRISM_OP(e, name, cat, arity, attr) check(OpKind::e);
-#include "prism/ir/ops.def"
-#undef PRISM_OP
+  for (const OpInfo& info : AllOps()) {
+    const equiv::Symbol op(info.name);
+    if (info.kind != OpKind::kInput && !vocabulary.contains(op)) unreachable.insert(op);
+  }
   absl::flat_hash_set<EClassId> producible;
   for (bool changed = true; changed;) {
     changed = false;

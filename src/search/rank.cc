@@ -10,9 +10,8 @@ int Searcher::Workers(size_t jobs) const {
 }
 
 absl::Status Searcher::ProveAll() {
-  struct NoState {};
   return ParallelFor(
-      "prove", candidates_.size(), [] { return absl::StatusOr<NoState>(NoState{}); },
+      "prove", candidates_.size(), NoWorkerState,
       [&](NoState&, size_t i) {
         Candidate& c = candidates_[i];
         if (absl::Now() > deadline_) return;
@@ -52,8 +51,7 @@ absl::Status Searcher::PruneAndRank() {
     ++result_.funnel.proved;
     proved.push_back(i);
   }
-  const auto make_pruner = [&] { return MakePruner(); };
-  PRISM_RETURN_IF_ERROR(ParallelFor("rank", proved.size(), make_pruner, [&](prune::Pruner& pruner, size_t k) {
+  PRISM_RETURN_IF_ERROR(ParallelFor("rank", proved.size(), [this] { return MakePruner(); }, [&](prune::Pruner& pruner, size_t k) {
     Candidate& c = candidates_[proved[k]];
     c.status = Rank(pruner, c);
   }));
@@ -79,8 +77,7 @@ absl::Status Searcher::PruneAndRank() {
   // context has seen, and with a pruner per worker the rule credited with a family depended
   // on which families that worker decided before (`--threads 1` and `--threads 3` credited
   // occupancy_floor with 3 and 2 gqa b=8 families). A fresh pruner costs a few milliseconds.
-  struct NoState {};
-  PRISM_RETURN_IF_ERROR(ParallelFor("prune", dearer.size(), [] { return absl::StatusOr<NoState>(NoState{}); }, [&](NoState&, size_t k) {
+  PRISM_RETURN_IF_ERROR(ParallelFor("prune", dearer.size(), NoWorkerState, [&](NoState&, size_t k) {
     Candidate& c = candidates_[dearer[k]];
     absl::StatusOr<prune::Pruner> pruner = MakePruner();
     if (!pruner.ok()) {

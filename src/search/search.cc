@@ -217,6 +217,12 @@ std::string FunnelStopHint(const Funnel& f) {
                       ")");
 }
 
+std::string NoFamilyReason(const Program& program, const SearchResult& result) {
+  std::string hint = NoFamilyHint(program);
+  if (hint.empty() && !result.budget_exhausted) hint = FunnelStopHint(result.funnel);
+  return hint;
+}
+
 std::optional<ChainedMatmul> FindChainedMatmul(const Program& program) {
   for (size_t k = 0; k < program.nodes().size(); ++k) {
     const Node& n = program.nodes()[k];

@@ -293,6 +293,9 @@ class Searcher {
   // Runs fn(worker_state, k) for k in [0, n) on Workers(n) threads; each thread first makes its
   // own state with make() (e.g. a Pruner: one Z3 context per worker). Which thread runs which k
   // does not matter to the result: every job writes only its own slot.
+  // The worker state of jobs that need none: ParallelFor(stage, n, NoWorkerState, fn(NoState&, k)).
+  struct NoState {};
+  static absl::StatusOr<NoState> NoWorkerState() { return NoState{}; }
   template <typename MakeState, typename Fn>
   absl::Status ParallelFor(const char* stage, size_t n, MakeState make, Fn fn) {
     if (n == 0) return absl::OkStatus();

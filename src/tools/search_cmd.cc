@@ -227,8 +227,7 @@ absl::Status SearchOne(const Program& program, const std::string& label, const T
                   shown < r.families.size() ? absl::StrCat(", top ", shown, " shown") : "",
                   "):\n");
   if (r.families.empty()) {
-    std::string hint = search::NoFamilyHint(program);  // "; why: what to do"
-    if (hint.empty() && !r.budget_exhausted) hint = search::FunnelStopHint(r.funnel);
+    const std::string hint = search::NoFamilyReason(program, r);  // "; why: what to do"
     if (!hint.empty()) absl::StrAppend(&text, "  (none", hint, ")\n");
   }
   for (size_t i = 0; i < shown; ++i) {

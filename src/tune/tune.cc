@@ -682,10 +682,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         absl::ToDoubleSeconds(options.search.budget)));
   }
   if (r.search.families.empty()) {
-    const std::string hint = search::NoFamilyHint(program);
-    return absl::FailedPreconditionError(
-        absl::StrCat("the search found no family for this program",
-                     hint.empty() ? search::FunnelStopHint(r.search.funnel) : hint));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the search found no family for this program", search::NoFamilyReason(program, r.search)));
   }
   // The generated names follow the sGraph's (Instantiate copies it into the BlockProgram).
   if (!options.program_name.empty()) {

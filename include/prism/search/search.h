@@ -175,6 +175,12 @@ std::string NoFamilyHint(const Program& program);
 // map choices built)". For a search that returned families, the pruning sentence.
 std::string FunnelStopHint(const Funnel& funnel);
 
+// The sentence to append to "the search found no family for this program" for `result` (a
+// search of `program` that returned no family): NoFamilyHint's cause when it knows one, else
+// where the search stopped (FunnelStopHint), or "" when its budget ran out first (it cannot
+// tell then).
+std::string NoFamilyReason(const Program& program, const SearchResult& result);
+
 // Why no family of `program` may be generable as CUDA, when a cause is known ("" otherwise),
 // as a sentence to append to "no family can be generated as CUDA yet: ...": a matmul whose A
 // operand is (elementwise ops of) another matmul wider than 16 columns — the families keep
