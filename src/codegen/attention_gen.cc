@@ -37,8 +37,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gen_util.h"
+#include "prism/base/check.h"
 #include "prism/base/status.h"
 #include "prism/ir/program.h"
 
@@ -141,6 +144,9 @@ class AttentionGen {
   bool lazy_ = false;      // CodegenOptions::attention_lazy_rescale
   bool exp16_ = false;     // CodegenOptions::attention_exp_f16x2
   bool wgmma_ = false;     // CodegenOptions::attention_wgmma
+  bool late_loads_ = false;  // CodegenOptions::attention_wgmma_late_loads
+  bool split_pv_ = false;    // CodegenOptions::attention_wgmma_split_pv
+  bool q_regs_ = false;      // CodegenOptions::attention_wgmma_q_registers
   // The partials are stored in log-sum-exp form (FindLsePairs): N / Dn and log2 Dn.
   bool lse_ = false;
 };
@@ -362,6 +368,30 @@ absl::Status AttentionGen::Analyze() {
                                    " columns must be a multiple of 64, at most 256"));
     }
   }
+  late_loads_ = options_.attention_wgmma_late_loads;
+  split_pv_ = options_.attention_wgmma_split_pv;
+  q_regs_ = options_.attention_wgmma_q_registers;
+  for (const auto& [on, name] : {std::pair{late_loads_, "attention_wgmma_late_loads"},
+                                 std::pair{split_pv_, "attention_wgmma_split_pv"},
+                                 std::pair{q_regs_, "attention_wgmma_q_registers"}}) {
+    if (on && (!wgmma_ || pipeline_)) {
+      return KernelErr(absl::StrCat(name, " needs attention_wgmma without attention_pipeline"));
+    }
+  }
+  if (late_loads_ && k_.stages < 2) {
+    return KernelErr("attention_wgmma_late_loads needs at least 2 stages (with one, the chunk's "
+                     "own load comes first)");
+  }
+  if (q_regs_ && lazy_) {
+    // The first wgmma version kept Q in registers and, with the lazy rescale, ptxas 13.0 packed
+    // P into the Q fragments' registers while the next score wgmma still read them (a wrong
+    // result on the H200, docs/codegen.md).
+    return KernelErr("attention_wgmma_q_registers and attention_lazy_rescale cannot be combined "
+                     "(ptxas 13.0 reuses the Q fragments' registers for P)");
+  }
+  if (split_pv_ && exp16_) {
+    return KernelErr("attention_wgmma_split_pv and attention_exp_f16x2 cannot be combined");
+  }
   return absl::OkStatus();
 }
 
@@ -468,6 +498,9 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     "#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#error \"",
                     launch.function, ": attention_wgmma kernels need sm_90a (wgmma)\"\n#endif\n");
     absl::StrAppend(&s, WgmmaHelper(lw_, true, *h_), WgmmaHelper(dv_, false, *h_));
+    // Q in registers: the score wgmma takes A from registers (the helpers are #ifndef-guarded,
+    // so lw = Dv defines it once).
+    if (q_regs_) absl::StrAppend(&s, WgmmaHelper(lw_, false, *h_));
   }
   // Occupancy: with one row tile per warp and at most 32 score columns per warp the live
   // state fits in 128 registers without spills (NVRTC 13, sm_80/sm_90; 64 columns spill), so
@@ -556,7 +589,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   absl::StrAppend(&s, "  const int tile0 = grp * ", tpw_, ", wh = tile0 / ", mph_,
                   ";  // wh: the warp's head\n");
   absl::StrAppend(&s, "  const int col0 = kv * ", lw_, ";  // this warp's columns of the chunk\n");
-  if (!wgmma_) {
+  if (!wgmma_ || q_regs_) {
     absl::StrAppend(&s, "  u32_t qf[", tpw_, "][", d_ / 16, "][4];  // Q A fragments\n");
   }
   absl::StrAppend(&s, "  float o[", tpw_, "][", dv_ / 8,
@@ -595,6 +628,11 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                         " + ", FloatLit(r.eps), ");\n");
       }
       absl::StrAppend(&qfrag, "      }\n");
+    }
+    if (q_regs_) {  // the warp's 16 rows of Q as A fragments, for every score wgmma
+      absl::StrAppend(&qfrag, "#pragma unroll\n      for (int kc = 0; kc < ", d_ / 16,
+                      "; ++kc) LoadAFragmentSw128(qf[0][kc], smem + wh * ", mq_ * d_ * 2, ", ",
+                      mq_, ", (tile0 % ", mph_, ") * 16, kc * 16, lane);\n");
     }
   } else {
   absl::StrAppend(&qfrag, "#pragma unroll\n      for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
@@ -711,13 +749,20 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       " + (col0 / 64) * ", d_ * 128, ";\n");
       // Q's [64, D] warpgroup tile, K-major: k16 step kc at byte (kc mod 4)·32 of its 128-byte
       // rows, in column panel kc / 4 (LBO unused by the swizzled K-major layout).
-      absl::StrAppend(&c, "    const unsigned char* qb = smem + wh * ", mq_ * d_ * 2,
-                      " + ((tile0 & ~3) % ", mph_, ") * 16 * 128;\n");
-      absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ", d_ / 16,
-                      "; ++kc) ", WgmmaName(lw_, true, *h_), "(", sc,
-                      "[0], WgmmaDescSw128(qb + (kc >> 2) * ", mq_ * 128,
-                      " + (kc & 3) * 32, 16, 1024), WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
-                      ", 1024), kc);\n");
+      if (q_regs_) {  // A: the warp's Q fragments, loaded before the loop
+        absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ",
+                        d_ / 16, "; ++kc) ", WgmmaName(lw_, false, *h_), "(", sc,
+                        "[0], qf[0][kc], WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
+                        ", 1024), kc);\n");
+      } else {
+        absl::StrAppend(&c, "    const unsigned char* qb = smem + wh * ", mq_ * d_ * 2,
+                        " + ((tile0 & ~3) % ", mph_, ") * 16 * 128;\n");
+        absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ",
+                        d_ / 16, "; ++kc) ", WgmmaName(lw_, true, *h_), "(", sc,
+                        "[0], WgmmaDescSw128(qb + (kc >> 2) * ", mq_ * 128,
+                        " + (kc & 3) * 32, 16, 1024), WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
+                        ", 1024), kc);\n");
+      }
       absl::StrAppend(&c, "    WgmmaCommit();\n", during, wait ? "    WgmmaWait<0>();\n" : "",
                       "    }\n");
       if (!wait) return c;
@@ -782,6 +827,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&c, "      const float ml = m_lo[tp], mh = m_hi[tp];\n");
     // P = exp(S - m) → f16 A fragments; Σ P sums the unrounded P (f32 exp) or the f16 P (on the
     // tensor cores, below).
+    const size_t j_loop = c.size();  // split_pv_ cuts this loop in two (below)
     absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", nl, "; ++j) {\n");
     if (exp16_) {
       absl::StrAppend(
@@ -830,21 +876,38 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
       }
       absl::StrAppend(&c, "      }\n");
     }
+    // o[64, Dv] += P[64, lw] · V[lw, Dv] for the wgmma k16 steps [k0, k1), V by descriptor.
+    const std::string fence_o = absl::StrCat(
+        "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
+        "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) WgmmaFenceReg(o[0][j][e]);\n");
+    auto pv_issue = [&](int64_t k0, int64_t k1) {
+      return absl::StrCat(
+          "#pragma unroll\n    for (int kc = ", k0, "; kc < ", k1, "; ++kc) {  // ",
+          OpLabel(k_, ev_), "\n      const u32_t a[4] = {pf[0][2 * kc][0], pf[0][2 * kc][1], "
+          "pf[0][2 * kc + 1][0], pf[0][2 * kc + 1][1]};\n      ", WgmmaName(dv_, false, *h_),
+          "(o[0], a, WgmmaDescSw128(reinterpret_cast<const unsigned char*>(vs) + (col0 + kc * "
+          "16) * 128, ", lc_ * 128, ", 1024), 1);\n    }\n");
+    };
+    if (split_pv_) {
+      // The first half of the columns' P, their P·V issued (not waited for), then the second
+      // half's P while the tensor cores run (one row tile per warp: tp is 0).
+      const std::string loop = c.substr(j_loop);
+      const std::string head = absl::StrCat("for (int j = 0; j < ", nl, "; ++j)");
+      PRISM_CHECK(absl::StartsWith(loop, absl::StrCat("#pragma unroll\n      ", head)));
+      c.resize(j_loop);
+      absl::StrAppend(&c, absl::StrReplaceAll(loop, {{head, absl::StrCat("for (int j = 0; j < ",
+                                                                         nl / 2, "; ++j)")}}));
+      absl::StrAppend(&c, fence_o, "    WgmmaFence();\n", pv_issue(0, lw_ / 32));
+      absl::StrAppend(&c, absl::StrReplaceAll(loop, {{head, absl::StrCat("for (int j = ", nl / 2,
+                                                                         "; j < ", nl, "; ++j)")}}));
+    }
     absl::StrAppend(&c, "    }\n");
-    if (wgmma_) {  // o[64, Dv] += P[64, lw] · V[lw, Dv]: lw/16 wgmma k16 steps, V by descriptor
-      const std::string fence_o = absl::StrCat(
-          "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
-          "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) WgmmaFenceReg(o[0][j][e]);\n");
-      absl::StrAppend(&c, fence_o, "    WgmmaFence();\n");
-      absl::StrAppend(&c, "#pragma unroll\n    for (int kc = 0; kc < ", lw_ / 16, "; ++kc) {  // ",
-                      OpLabel(k_, ev_), "\n");
-      absl::StrAppend(&c,
-                      "      const u32_t a[4] = {pf[0][2 * kc][0], pf[0][2 * kc][1], "
-                      "pf[0][2 * kc + 1][0], pf[0][2 * kc + 1][1]};\n"
-                      "      ", WgmmaName(dv_, false, *h_),
-                      "(o[0], a, WgmmaDescSw128("
-                      "reinterpret_cast<const unsigned char*>(vs) + (col0 + kc * 16) * 128, ",
-                      lc_ * 128, ", 1024), 1);\n    }\n");
+    if (wgmma_) {
+      if (split_pv_) {
+        absl::StrAppend(&c, "    WgmmaFence();\n", pv_issue(lw_ / 32, lw_ / 16));
+      } else {
+        absl::StrAppend(&c, fence_o, "    WgmmaFence();\n", pv_issue(0, lw_ / 16));
+      }
       absl::StrAppend(&c, "    WgmmaCommit();\n    WgmmaWait<0>();\n", fence_o,
                       "#pragma unroll\n    for (int j = 0; j < ", nl,
                       "; ++j) {\n      WgmmaFenceReg(pf[0][j][0]);\n"
@@ -924,7 +987,17 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     }
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
     // wgmma: the landed stage's cp.async writes made visible to its async proxy.
-    absl::StrAppend(&s, PipelineIterationHead(stages, /*fence_async_proxy=*/wgmma_));
+    // Late loads: the head without its load, which runs while the score wgmma does instead.
+    std::string late_load;
+    if (late_loads_) {
+      absl::StrAppend(&s, "    CpAsyncWait<kStages - 2>();\n    FenceProxyAsyncShared();\n"
+                          "    __syncthreads();\n");
+      late_load =
+          "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - 1) % "
+          "kStages);  // late: while the score wgmma runs\n    CpAsyncCommit();\n";
+    } else {
+      absl::StrAppend(&s, PipelineIterationHead(stages, /*fence_async_proxy=*/wgmma_));
+    }
     absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
     if (!wgmma_) absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
     // rms(V)'s factors are written after the iteration's first barrier (every warp is done with
@@ -932,7 +1005,8 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     // are computed while the score matmul runs (issued, not yet waited for): on the H200 that
     // took qknorm_gqa b=1 7.07 → 6.95 µs and b=8 (x16 y4 z4 F8 T128 S2) 20.94 → 20.53
     // (docs/performance.md, 2026-12-03 night).
-    absl::StrAppend(&s, qk_code("sc", "base", true, vinv_code("base", "vinv", true)));
+    absl::StrAppend(&s, qk_code("sc", "base", true,
+                                absl::StrCat(late_load, vinv_code("base", "vinv", true))));
     if (rms_v_ >= 0) absl::StrAppend(&s, "    __syncthreads();\n");
     absl::StrAppend(&s, softmax_pv_code("sc", "base", "vinv"));
     absl::StrAppend(&s, stages == 1 ? "    __syncthreads();\n" : "", "  }\n");

@@ -46,6 +46,9 @@ struct GpuCase {
   double k_scale = 1.0;
   const char* scaled = "Kt";  // the input k_scale multiplies
   DType dtype = DType::kF16;  // every f16 tensor made this (split_fixtures.h WithDType)
+  // attention_wgmma's loop options: 1 attention_wgmma_late_loads, 2 attention_wgmma_split_pv,
+  // 4 attention_wgmma_q_registers.
+  int wgmma_loop = 0;
 };
 
 GpuCase BF16(GpuCase c) {
@@ -59,6 +62,14 @@ GpuCase F32(GpuCase c) {
 
 GpuCase LargeScores(GpuCase c) {
   c.k_scale = 16.0;
+  return c;
+}
+
+// c with attention_wgmma and the loop options `loop` (GpuCase::wgmma_loop) and PDL.
+GpuCase WgmmaLoop(GpuCase c, int loop) {
+  c.wgmma = true;
+  c.pdl = true;
+  c.wgmma_loop = loop;
   return c;
 }
 
@@ -410,6 +421,34 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                                {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
                                                0, false, false, false, true}),
+                           // attention_wgmma's loop options (late loads, split P·V, Q in
+                           // registers): each alone at the H200 selections' block shape, all
+                           // three with rms(Q, V), with two warpgroups of 64-column halves,
+                           // and with large scores.
+                           WgmmaLoop(GpuCase{"gqa",
+                                             {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                             {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 2}}},
+                                     1),
+                           WgmmaLoop(GpuCase{"gqa",
+                                             {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                             {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 2}}},
+                                     2),
+                           WgmmaLoop(GpuCase{"gqa",
+                                             {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                             {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 2}}},
+                                     4),
+                           WgmmaLoop(GpuCase{"qknorm_gqa",
+                                             {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                             {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 3}}},
+                                     7),
+                           WgmmaLoop(GpuCase{"gqa",
+                                             {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                             {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 256}, {"S", 2}}},
+                                     7),
+                           LargeScores(WgmmaLoop(GpuCase{"qknorm_gqa",
+                                                         {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                                         {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}},
+                                                 7)),
                            // Row reductions (split_fixtures.h): softmax with one row per
                            // block in registers, two rows per block in registers, four rows
                            // re-read per pass (C = 100); row_stats' per-row f32 sums and
@@ -559,6 +598,12 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.attention_wgmma = c.wgmma;
     options.gemm_defer_chained = c.defer;
     options.gemm_chained_b_smem = c.b_smem;
+    options.attention_wgmma_late_loads = (c.wgmma_loop & 1) != 0;
+    options.attention_wgmma_split_pv = (c.wgmma_loop & 2) != 0;
+    options.attention_wgmma_q_registers = (c.wgmma_loop & 4) != 0;
+    if (c.wgmma_loop & 1) r.name += " [late_loads]";
+    if (c.wgmma_loop & 2) r.name += " [split_pv]";
+    if (c.wgmma_loop & 4) r.name += " [q_registers]";
     if (c.defer) r.name += " [gemm_defer_chained]";
     if (c.b_smem) r.name += " [gemm_chained_b_smem]";
     if (c.cluster) r.name += " [cluster_combine]";

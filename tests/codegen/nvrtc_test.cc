@@ -206,6 +206,9 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
     Assignment assignment;
     int64_t max_regs;
     bool lazy = false;  // CodegenOptions::attention_lazy_rescale
+    // The loop options: 1 attention_wgmma_late_loads, 2 attention_wgmma_split_pv,
+    // 4 attention_wgmma_q_registers.
+    int loop = 0;
   };
   const auto a = AttentionAssignment;
   const Case cases[] = {
@@ -214,10 +217,22 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
       {"gqa", 8, a(16, 2, 4, 8, 256, 3), 255},  // m64n128k16 scores
       {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 4), 255},
       {"gqa", 8, a(16, 2, 8, 8, 256, 2), 128, true},
+      // The H200 selections (two blocks of 128 threads per SM) with the loop options.
+      {"gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 1},
+      {"gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 2},
+      {"gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 4},
+      {"qknorm_gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 7},
+      {"gqa", 1, a(2, 4, 16, 2, 128, 4), 255, false, 7},
+      {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 4), 255, false, 3},
+      // Two warpgroups (two heads' tiles) and 64-column halves of the chunk.
+      {"gqa", 8, a(16, 2, 8, 8, 256, 2), 128, false, 7},
   };
   for (const Case& c : cases) {
     std::string label = AttentionLabel(c.fixture, c.batch, c.assignment);
     if (c.lazy) label += " lazy";
+    if (c.loop & 1) label += " late_loads";
+    if (c.loop & 2) label += " split_pv";
+    if (c.loop & 4) label += " q_registers";
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(
         fixtures::Fixture fx,
@@ -226,6 +241,9 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
     CodegenOptions options;
     options.attention_wgmma = true;
     options.attention_lazy_rescale = c.lazy;
+    options.attention_wgmma_late_loads = (c.loop & 1) != 0;
+    options.attention_wgmma_split_pv = (c.loop & 2) != 0;
+    options.attention_wgmma_q_registers = (c.loop & 4) != 0;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, 90));
     EXPECT_FALSE(r.cubin.empty());
