@@ -443,6 +443,13 @@ absl::StatusOr<const prune::Family*> FamilyFor(std::map<int, FamilyCheck>& check
   return &*fc.family;
 }
 
+// CodegenVariants(sm), then WgmmaLoopVariants(sm): every variant name a candidate can carry.
+std::vector<std::pair<std::string, codegen::CodegenOptions>> AllVariants(int sm) {
+  std::vector<std::pair<std::string, codegen::CodegenOptions>> v = CodegenVariants(sm);
+  for (auto& e : WgmmaLoopVariants(sm)) v.push_back(std::move(e));
+  return v;
+}
+
 // The options of a codegen variant name ("" = the defaults); nullopt for an unknown name.
 std::optional<codegen::CodegenOptions> VariantOptions(
     const std::vector<std::pair<std::string, codegen::CodegenOptions>>& variants,
@@ -526,6 +533,37 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
           {"cluster_combine,gemm_warps_along_n,programmatic_dependent_launch", cn_pdl},
           {"gemm_chained_b_smem,programmatic_dependent_launch", bs_pdl},
           {"gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch", bsn_pdl}};
+}
+
+std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(int sm) {
+  if (sm < 90) return {};
+  std::vector<std::pair<std::string, codegen::CodegenOptions>> out;
+  for (const bool pdl : {false, true}) {
+    codegen::CodegenOptions base;
+    base.attention_wgmma = true;
+    base.programmatic_dependent_launch = pdl;
+    const std::string base_name =
+        pdl ? "attention_wgmma,programmatic_dependent_launch" : "attention_wgmma";
+    // late loads, split P·V, Q in registers; late loads with split P·V; all three.
+    for (const int loop : {1, 2, 4, 3, 7}) {
+      codegen::CodegenOptions o = base;
+      std::string name = base_name;
+      if (loop & 1) {
+        o.attention_wgmma_late_loads = true;
+        absl::StrAppend(&name, ",attention_wgmma_late_loads");
+      }
+      if (loop & 2) {
+        o.attention_wgmma_split_pv = true;
+        absl::StrAppend(&name, ",attention_wgmma_split_pv");
+      }
+      if (loop & 4) {
+        o.attention_wgmma_q_registers = true;
+        absl::StrAppend(&name, ",attention_wgmma_q_registers");
+      }
+      out.emplace_back(std::move(name), o);
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -820,7 +858,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         const SGraph& g = *r.search.families[e.family].graph;
         std::map<int, FamilyCheck> checks;
         const std::optional<codegen::CodegenOptions> vopt =
-            VariantOptions(CodegenVariants(r.sm), e.codegen_variant);
+            VariantOptions(AllVariants(r.sm), e.codegen_variant);
         const absl::StatusOr<const prune::Family*> fam = FamilyFor(checks, e.family, g);
         absl::StatusOr<std::pair<double, codegen::GeneratedCode>> made =
             vopt && fam.ok() ? GenerateChecked(pruner, **fam, g, e.assignment, *vopt, residency)
@@ -971,7 +1009,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   const absl::Time refine_start = absl::Now();
   {
     const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants =
-        CodegenVariants(r.sm);
+        AllVariants(r.sm);
     std::map<int, FamilyCheck> checks;  // family index → its prune::Family
     std::set<std::string> known;        // family | assignment | variant of every candidate
     auto key_of = [&](int family, const Assignment& a, const std::string& variant) {
@@ -979,6 +1017,37 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
                           variant);
     };
     for (const Candidate& c : r.candidates) known.insert(key_of(c.family, c.assignment, c.codegen_variant));
+    // Loop-variant round (tune.h step 4): the refine_top fastest matching candidates that are
+    // wgmma attention instances, each again with every loop reordering of WgmmaLoopVariants
+    // (same family and assignment), compiled and measured before the neighbours are.
+    if (options.refine_rounds > 0 && r.selected >= 0 && absl::Now() < deadline) {
+      std::vector<size_t> added;
+      for (size_t from : FastestMatching(r.candidates, options.refine_top, {})) {
+        const Candidate base = r.candidates[from];
+        if (base.codegen_variant.empty()) continue;
+        const SGraph& g = *r.search.families[base.family].graph;
+        for (const auto& [name, vopt] : WgmmaLoopVariants(r.sm)) {
+          if (!absl::StartsWith(name, absl::StrCat(base.codegen_variant, ",attention_wgmma_"))) {
+            continue;
+          }
+          if (!known.insert(key_of(base.family, base.assignment, name)).second) continue;
+          PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
+          absl::StatusOr<std::pair<double, codegen::GeneratedCode>> m =
+              GenerateChecked(pruner, *fam, g, base.assignment, vopt, residency);
+          if (!m.ok()) continue;
+          Candidate c;
+          c.family = base.family;
+          c.assignment = base.assignment;
+          c.codegen_variant = name;
+          c.cost_us = m->first;
+          c.refined_from = static_cast<int>(from);
+          r.candidates.push_back(std::move(c));
+          codes.push_back(std::move(m->second));
+          added.push_back(r.candidates.size() - 1);
+        }
+      }
+      if (!added.empty()) PRISM_RETURN_IF_ERROR(compile_and_measure(added, /*first=*/false));
+    }
     std::set<size_t> refined;
     for (int round = 0; round < options.refine_rounds && r.selected >= 0; ++round) {
       if (absl::Now() >= deadline) break;

@@ -117,5 +117,46 @@ TEST_F(TuneGpuTest, ConfirmationPicksTheLowestMedianOfTheFinalists) {
   EXPECT_EQ(r.selected, static_cast<int>(ranked[static_cast<size_t>(pick)]));
 }
 
+// The loop-variant round (tune.h step 4): on sm_90 the fastest wgmma attention candidate is
+// measured again with each of WgmmaLoopVariants' five reorderings of its base variant, same
+// family and assignment, and every one of them compiles and matches the reference.
+TEST_F(TuneGpuTest, LoopVariantRoundMeasuresTheFastestWgmmaCandidateReordered) {
+  ASSERT_OK_AND_ASSIGN(runtime::DeviceInfo dev, runtime::QueryDevice(0));
+  if (dev.sm() < 90) GTEST_SKIP() << "wgmma needs sm_90";
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture gqa,
+                       fixtures::MakeFixture("gqa", {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}}));
+  TuneOptions o = OneFamily();
+  o.instances_per_family = 4;
+  o.refine_rounds = 1;
+  o.refine_top = 1;
+  o.refine_max = 0;  // the loop-variant round only
+  o.confirm_top = 0;
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(gqa.program, target, o));
+  ASSERT_EQ(r.method, Method::kMeasured);
+  std::vector<int> bases;
+  int reordered = 0;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& k = r.candidates[i];
+    const size_t at = k.codegen_variant.find(",attention_wgmma_");
+    if (at == std::string::npos) continue;
+    ++reordered;
+    ASSERT_GE(k.refined_from, 0);
+    ASSERT_LT(k.refined_from, static_cast<int>(i));
+    const Candidate& from = r.candidates[k.refined_from];
+    EXPECT_EQ(k.family, from.family);
+    EXPECT_EQ(k.assignment, from.assignment);
+    EXPECT_EQ(k.codegen_variant.substr(0, at), from.codegen_variant);
+    if (std::find(bases.begin(), bases.end(), k.refined_from) == bases.end()) {
+      bases.push_back(k.refined_from);
+    }
+    EXPECT_TRUE(k.compiled) << k.compile_error;
+    ASSERT_TRUE(k.measurement.has_value()) << k.measure_error;
+    EXPECT_TRUE(k.measurement->matches)
+        << k.codegen_variant << ": rel. error " << k.measurement->relative_error;
+  }
+  EXPECT_EQ(bases.size(), 1u);
+  EXPECT_EQ(reordered, 5);
+}
+
 }  // namespace
 }  // namespace prism::tune

@@ -48,7 +48,11 @@
 //      cheapest candidate by the cost lower bound is selected (Method::kCostModel), compiled
 //      with NVRTC for the target's compute capability when NVRTC is available (candidates
 //      that do not compile are skipped, the next cheapest taken).
-//   4. With a GPU, refinement (TuneOptions::refine_rounds): the fastest matching candidates'
+//   4. With a GPU, refinement. First, when refine_rounds > 0, the loop-variant round: each of
+//      the refine_top fastest matching candidates that is a wgmma attention instance (variant
+//      attention_wgmma, with or without PDL) is generated again with every loop reordering of
+//      WgmmaLoopVariants(), same assignment, and those compiled and measured. Then the
+//      rounds (TuneOptions::refine_rounds): the fastest matching candidates'
 //      neighbours (one parameter moved to the next feasible value of its domain, same codegen
 //      variant; NeighborAssignments) that are not candidates yet are generated, checked
 //      (Pruner::CheckInstance), compiled and measured the same way; Candidate::refined_from
@@ -259,6 +263,15 @@ const char* MethodName(Method method);
 // multi-kernel instance is taken with programmatic dependent launch in place of the default
 // options and followed only by the variants that have it (docs/optimize.md).
 std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm);
+
+// The attention_wgmma loop reorderings (codegen::CodegenOptions: attention_wgmma_late_loads,
+// attention_wgmma_split_pv, attention_wgmma_q_registers) that step 4's loop-variant round tries
+// on the fastest wgmma attention candidates; none below sm_90. For each base, "attention_wgmma"
+// and "attention_wgmma,programmatic_dependent_launch", five variants named by the base's name
+// with the options appended: late loads, split P·V, Q in registers, late loads with split P·V,
+// and all three (e.g. "attention_wgmma,programmatic_dependent_launch,attention_wgmma_late_loads").
+// They are not sampled (step 2), so the instance budget is unchanged.
+std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(int sm);
 
 // The neighbours of `a` in `graph`'s parameter space, for the refinement rounds: for each
 // parameter of graph.params() that `a` assigns and whose domain enumerates (at most 4,096
