@@ -365,20 +365,6 @@ __device__ __forceinline__ void LoadBFragmentX4(u32_t (&b)[4], const f16_t* s, i
                : "r"(a));
 }
 
-// A fragment (m16n8k16 layout: a[0] rows m0+g, a[1] rows m0+8+g, cols k0+2t..; a[2], a[3] the
-// same rows at cols k0+8+2t..) of rows [m0, m0+16) × cols [k0, k0+16) of a 128-byte-swizzled
-// tile of `rows` rows (LoadTileSw128Async's layout; k0 % 16 == 0), with one ldmatrix.x4: lanes
-// 0-15 address rows m0..m0+15 at column k0, lanes 16-31 the same rows at k0+8. The register
-// operand of a wgmma's A (warp w of the warpgroup: rows 16w..16w+15 of its 64).
-__device__ __forceinline__ void LoadAFragmentSw128(u32_t (&a)[4], const unsigned char* tile,
-                                                   int rows, int m0, int k0, int lane) {
-  const u32_t p = static_cast<u32_t>(__cvta_generic_to_shared(
-      tile + Sw128Offset(rows, m0 + (lane & 15), k0 + (lane >> 4) * 8)));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-               : "r"(p));
-}
-
 // ---- reductions ------------------------------------------------------------------------------
 __device__ __forceinline__ float QuadSum(float v) {  // over the 4 lanes sharing lane/4
   v += __shfl_xor_sync(0xffffffffu, v, 1);

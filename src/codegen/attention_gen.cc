@@ -146,7 +146,6 @@ class AttentionGen {
   bool wgmma_ = false;     // CodegenOptions::attention_wgmma
   bool late_loads_ = false;  // CodegenOptions::attention_wgmma_late_loads
   bool split_pv_ = false;    // CodegenOptions::attention_wgmma_split_pv
-  bool q_regs_ = false;      // CodegenOptions::attention_wgmma_q_registers
   // The partials are stored in log-sum-exp form (FindLsePairs): N / Dn and log2 Dn.
   bool lse_ = false;
 };
@@ -370,10 +369,8 @@ absl::Status AttentionGen::Analyze() {
   }
   late_loads_ = options_.attention_wgmma_late_loads;
   split_pv_ = options_.attention_wgmma_split_pv;
-  q_regs_ = options_.attention_wgmma_q_registers;
   for (const auto& [on, name] : {std::pair{late_loads_, "attention_wgmma_late_loads"},
-                                 std::pair{split_pv_, "attention_wgmma_split_pv"},
-                                 std::pair{q_regs_, "attention_wgmma_q_registers"}}) {
+                                 std::pair{split_pv_, "attention_wgmma_split_pv"}}) {
     if (on && (!wgmma_ || pipeline_)) {
       return KernelErr(absl::StrCat(name, " needs attention_wgmma without attention_pipeline"));
     }
@@ -381,13 +378,6 @@ absl::Status AttentionGen::Analyze() {
   if (late_loads_ && k_.stages < 2) {
     return KernelErr("attention_wgmma_late_loads needs at least 2 stages (with one, the chunk's "
                      "own load comes first)");
-  }
-  if (q_regs_ && lazy_) {
-    // The first wgmma version kept Q in registers and, with the lazy rescale, ptxas 13.0 packed
-    // P into the Q fragments' registers while the next score wgmma still read them (a wrong
-    // result on the H200, docs/codegen.md).
-    return KernelErr("attention_wgmma_q_registers and attention_lazy_rescale cannot be combined "
-                     "(ptxas 13.0 reuses the Q fragments' registers for P)");
   }
   if (split_pv_ && exp16_) {
     return KernelErr("attention_wgmma_split_pv and attention_exp_f16x2 cannot be combined");
@@ -498,9 +488,6 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                     "#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)\n#error \"",
                     launch.function, ": attention_wgmma kernels need sm_90a (wgmma)\"\n#endif\n");
     absl::StrAppend(&s, WgmmaHelper(lw_, true, *h_), WgmmaHelper(dv_, false, *h_));
-    // Q in registers: the score wgmma takes A from registers (the helpers are #ifndef-guarded,
-    // so lw = Dv defines it once).
-    if (q_regs_) absl::StrAppend(&s, WgmmaHelper(lw_, false, *h_));
   }
   // Occupancy: with one row tile per warp and at most 32 score columns per warp the live
   // state fits in 128 registers without spills (NVRTC 13, sm_80/sm_90; 64 columns spill), so
@@ -589,7 +576,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   absl::StrAppend(&s, "  const int tile0 = grp * ", tpw_, ", wh = tile0 / ", mph_,
                   ";  // wh: the warp's head\n");
   absl::StrAppend(&s, "  const int col0 = kv * ", lw_, ";  // this warp's columns of the chunk\n");
-  if (!wgmma_ || q_regs_) {
+  if (!wgmma_) {
     absl::StrAppend(&s, "  u32_t qf[", tpw_, "][", d_ / 16, "][4];  // Q A fragments\n");
   }
   absl::StrAppend(&s, "  float o[", tpw_, "][", dv_ / 8,
@@ -628,11 +615,6 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                         " + ", FloatLit(r.eps), ");\n");
       }
       absl::StrAppend(&qfrag, "      }\n");
-    }
-    if (q_regs_) {  // the warp's 16 rows of Q as A fragments, for every score wgmma
-      absl::StrAppend(&qfrag, "#pragma unroll\n      for (int kc = 0; kc < ", d_ / 16,
-                      "; ++kc) LoadAFragmentSw128(qf[0][kc], smem + wh * ", mq_ * d_ * 2, ", ",
-                      mq_, ", (tile0 % ", mph_, ") * 16, kc * 16, lane);\n");
     }
   } else {
   absl::StrAppend(&qfrag, "#pragma unroll\n      for (int tp = 0; tp < ", tpw_, "; ++tp) {\n");
@@ -749,20 +731,13 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                       " + (col0 / 64) * ", d_ * 128, ";\n");
       // Q's [64, D] warpgroup tile, K-major: k16 step kc at byte (kc mod 4)·32 of its 128-byte
       // rows, in column panel kc / 4 (LBO unused by the swizzled K-major layout).
-      if (q_regs_) {  // A: the warp's Q fragments, loaded before the loop
-        absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ",
-                        d_ / 16, "; ++kc) ", WgmmaName(lw_, false, *h_), "(", sc,
-                        "[0], qf[0][kc], WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
-                        ", 1024), kc);\n");
-      } else {
-        absl::StrAppend(&c, "    const unsigned char* qb = smem + wh * ", mq_ * d_ * 2,
-                        " + ((tile0 & ~3) % ", mph_, ") * 16 * 128;\n");
-        absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ",
-                        d_ / 16, "; ++kc) ", WgmmaName(lw_, true, *h_), "(", sc,
-                        "[0], WgmmaDescSw128(qb + (kc >> 2) * ", mq_ * 128,
-                        " + (kc & 3) * 32, 16, 1024), WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
-                        ", 1024), kc);\n");
-      }
+      absl::StrAppend(&c, "    const unsigned char* qb = smem + wh * ", mq_ * d_ * 2,
+                      " + ((tile0 & ~3) % ", mph_, ") * 16 * 128;\n");
+      absl::StrAppend(&c, "    WgmmaFence();\n#pragma unroll\n    for (int kc = 0; kc < ", d_ / 16,
+                      "; ++kc) ", WgmmaName(lw_, true, *h_), "(", sc,
+                      "[0], WgmmaDescSw128(qb + (kc >> 2) * ", mq_ * 128,
+                      " + (kc & 3) * 32, 16, 1024), WgmmaDescSw128(kb + kc * 2048, ", d_ * 128,
+                      ", 1024), kc);\n");
       absl::StrAppend(&c, "    WgmmaCommit();\n", during, wait ? "    WgmmaWait<0>();\n" : "",
                       "    }\n");
       if (!wait) return c;

@@ -544,8 +544,8 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(i
     base.programmatic_dependent_launch = pdl;
     const std::string base_name =
         pdl ? "attention_wgmma,programmatic_dependent_launch" : "attention_wgmma";
-    // late loads, split P·V, Q in registers; late loads with split P·V; all three.
-    for (const int loop : {1, 2, 4, 3, 7}) {
+    // late loads, split P·V, both.
+    for (const int loop : {1, 2, 3}) {
       codegen::CodegenOptions o = base;
       std::string name = base_name;
       if (loop & 1) {
@@ -555,10 +555,6 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(i
       if (loop & 2) {
         o.attention_wgmma_split_pv = true;
         absl::StrAppend(&name, ",attention_wgmma_split_pv");
-      }
-      if (loop & 4) {
-        o.attention_wgmma_q_registers = true;
-        absl::StrAppend(&name, ",attention_wgmma_q_registers");
       }
       out.emplace_back(std::move(name), o);
     }

@@ -10,7 +10,7 @@
 // gemm_warps_along_n, DEFER_CHAINED (0 or 1) gemm_defer_chained, CHAINED_B_SMEM (0 or 1)
 // gemm_chained_b_smem. Environment PRISM_EMIT_BALANCE=SMS,SMEM_PER_SM,RESERVED sets
 // balance_residency as the tuner does for a target (the H200: 132,233472,1024);
-// PRISM_EMIT_WGMMA_LOOP=late_loads,split_pv,q_registers sets the attention_wgmma loop options;
+// PRISM_EMIT_WGMMA_LOOP=late_loads,split_pv sets the attention_wgmma loop options;
 // PRISM_EMIT_DTYPE=bf16 or f32 makes the fixture's f16 tensors that type (WithDType). Exit 1
 // with the status on error (Unimplemented included).
 #include <cstdio>
@@ -87,11 +87,9 @@ int main(int argc, char** argv) {
         opts.attention_wgmma_late_loads = true;
       } else if (o == "split_pv") {
         opts.attention_wgmma_split_pv = true;
-      } else if (o == "q_registers") {
-        opts.attention_wgmma_q_registers = true;
       } else {
         std::fprintf(stderr,
-                     "codegen_emit: PRISM_EMIT_WGMMA_LOOP takes late_loads, split_pv, q_registers\n");
+                     "codegen_emit: PRISM_EMIT_WGMMA_LOOP takes late_loads, split_pv\n");
         return 2;
       }
     }

@@ -1868,11 +1868,10 @@ TEST(CodegenTest, AttentionWgmmaRefusals) {
 
 // attention_wgmma's loop options, alone and together: what each puts in the loop (late loads:
 // the refill between the score wgmma's commit and its wait; split P·V: two halves of four k16
-// steps around the second half's exponentials; Q in registers: ldmatrix before the loop and the
-// register-A score wgmma), and what each refuses, by exact message.
+// steps around the second half's exponentials), and what each refuses, by exact message.
 TEST(CodegenTest, AttentionWgmmaLoopOptions) {
   struct LoopCase {
-    int loop;  // 1 late loads, 2 split P·V, 4 Q in registers
+    int loop;  // 1 late loads, 2 split P·V
     std::vector<std::string> present, absent;
   };
   const std::string late =
@@ -1887,17 +1886,11 @@ TEST(CodegenTest, AttentionWgmmaLoopOptions) {
       "(int kc = 0; kc < 4; ++kc) {";
   const std::string second_half =
       "      for (int j = 8; j < 16; ++j) {\n        const float p0 = Exp2(";
-  const std::string q_load =
-      "for (int kc = 0; kc < 4; ++kc) LoadAFragmentSw128(qf[0][kc], smem + wh * 8192, 64, (tile0 "
-      "% 4) * 16, kc * 16, lane);";
-  const std::string q_rs =
-      "WgmmaM64N128K16(sc[0], qf[0][kc], WgmmaDescSw128(kb + kc * 2048, 8192, 1024), kc);";
   const LoopCase cases[] = {
-      {0, {early_head, "WgmmaM64N128K16SS(sc[0], "}, {late, split, q_load, "qf["}},
-      {1, {late}, {early_head, split, q_load}},
-      {2, {split, second_half, "for (int kc = 4; kc < 8; ++kc) {"}, {late, q_load}},
-      {4, {q_load, q_rs, "u32_t qf[1][4][4];"}, {"WgmmaM64N128K16SS(sc[0], ", late, split}},
-      {7, {late, split, second_half, q_load, q_rs}, {early_head, "WgmmaM64N128K16SS(sc[0], "}},
+      {0, {early_head, "WgmmaM64N128K16SS(sc[0], "}, {late, split, "qf["}},
+      {1, {late, "WgmmaM64N128K16SS(sc[0], "}, {early_head, split}},
+      {2, {split, second_half, "for (int kc = 4; kc < 8; ++kc) {"}, {late}},
+      {3, {late, split, second_half}, {early_head}},
   };
   for (const LoopCase& c : cases) {
     SCOPED_TRACE(c.loop);
@@ -1907,7 +1900,6 @@ TEST(CodegenTest, AttentionWgmmaLoopOptions) {
     options.attention_wgmma = true;
     options.attention_wgmma_late_loads = (c.loop & 1) != 0;
     options.attention_wgmma_split_pv = (c.loop & 2) != 0;
-    options.attention_wgmma_q_registers = (c.loop & 4) != 0;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     const std::string k = code.source.substr(code.source.find("// kernel partial_kv:"));
     for (const std::string& line : c.present) {
@@ -1922,7 +1914,6 @@ TEST(CodegenTest, AttentionWgmmaLoopOptions) {
     bool wgmma, pipeline, exp16;
     const char* assignment;
     const char* message;
-    bool lazy = false;
   };
   const RefusalCase refusals[] = {
       {1, false, false, false, "gx=16,gy=4,gz=4,F=8,T=128,S=2",
@@ -1931,19 +1922,12 @@ TEST(CodegenTest, AttentionWgmmaLoopOptions) {
       {2, true, true, false, "gx=16,gy=4,gz=4,F=8,T=128,S=3",
        "codegen: kernel partial_kv: attention_wgmma_split_pv needs attention_wgmma without "
        "attention_pipeline"},
-      {4, false, false, false, "gx=16,gy=4,gz=4,F=8,T=128,S=2",
-       "codegen: kernel partial_kv: attention_wgmma_q_registers needs attention_wgmma without "
-       "attention_pipeline"},
       {1, true, false, false, "gx=16,gy=4,gz=4,F=8,T=128,S=1",
        "codegen: kernel partial_kv: attention_wgmma_late_loads needs at least 2 stages (with "
        "one, the chunk's own load comes first)"},
       {2, true, false, true, "gx=16,gy=4,gz=4,F=8,T=128,S=2",
        "codegen: kernel partial_kv: attention_wgmma_split_pv and attention_exp_f16x2 cannot be "
        "combined"},
-      {4, true, false, false, "gx=16,gy=4,gz=4,F=8,T=128,S=2",
-       "codegen: kernel partial_kv: attention_wgmma_q_registers and attention_lazy_rescale "
-       "cannot be combined (ptxas 13.0 reuses the Q fragments' registers for P)",
-       true},
   };
   for (const RefusalCase& c : refusals) {
     SCOPED_TRACE(c.message);
@@ -1952,10 +1936,8 @@ TEST(CodegenTest, AttentionWgmmaLoopOptions) {
     options.attention_wgmma = c.wgmma;
     options.attention_pipeline = c.pipeline;
     options.attention_exp_f16x2 = c.exp16;
-    options.attention_lazy_rescale = c.lazy;
     options.attention_wgmma_late_loads = (c.loop & 1) != 0;
     options.attention_wgmma_split_pv = (c.loop & 2) != 0;
-    options.attention_wgmma_q_registers = (c.loop & 4) != 0;
     EXPECT_THAT(GenerateCuda(p, options),
                 StatusIs(absl::StatusCode::kUnimplemented, ::testing::Eq(c.message)));
   }

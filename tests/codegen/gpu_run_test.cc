@@ -46,8 +46,7 @@ struct GpuCase {
   double k_scale = 1.0;
   const char* scaled = "Kt";  // the input k_scale multiplies
   DType dtype = DType::kF16;  // every f16 tensor made this (split_fixtures.h WithDType)
-  // attention_wgmma's loop options: 1 attention_wgmma_late_loads, 2 attention_wgmma_split_pv,
-  // 4 attention_wgmma_q_registers.
+  // attention_wgmma's loop options: 1 attention_wgmma_late_loads, 2 attention_wgmma_split_pv.
   int wgmma_loop = 0;
 };
 
@@ -421,10 +420,9 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                                {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
                                                0, false, false, false, true}),
-                           // attention_wgmma's loop options (late loads, split P·V, Q in
-                           // registers): each alone at the H200 selections' block shape, all
-                           // three with rms(Q, V), with two warpgroups of 64-column halves,
-                           // and with large scores.
+                           // attention_wgmma's loop options (late loads, split P·V): each
+                           // alone at the H200 selections' block shape, both with rms(Q, V),
+                           // with two warpgroups of 64-column halves, and with large scores.
                            WgmmaLoop(GpuCase{"gqa",
                                              {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
                                              {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 2}}},
@@ -433,22 +431,18 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                              {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
                                              {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 2}}},
                                      2),
-                           WgmmaLoop(GpuCase{"gqa",
-                                             {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
-                                             {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 2}}},
-                                     4),
                            WgmmaLoop(GpuCase{"qknorm_gqa",
                                              {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
                                              {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 128}, {"S", 3}}},
-                                     7),
+                                     3),
                            WgmmaLoop(GpuCase{"gqa",
                                              {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
                                              {{"gx", 2}, {"gy", 2}, {"gz", 4}, {"F", 4}, {"T", 256}, {"S", 2}}},
-                                     7),
+                                     3),
                            LargeScores(WgmmaLoop(GpuCase{"qknorm_gqa",
                                                          {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                                          {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}},
-                                                 7)),
+                                                 3)),
                            // Row reductions (split_fixtures.h): softmax with one row per
                            // block in registers, two rows per block in registers, four rows
                            // re-read per pass (C = 100); row_stats' per-row f32 sums and
@@ -600,10 +594,8 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.gemm_chained_b_smem = c.b_smem;
     options.attention_wgmma_late_loads = (c.wgmma_loop & 1) != 0;
     options.attention_wgmma_split_pv = (c.wgmma_loop & 2) != 0;
-    options.attention_wgmma_q_registers = (c.wgmma_loop & 4) != 0;
     if (c.wgmma_loop & 1) r.name += " [late_loads]";
     if (c.wgmma_loop & 2) r.name += " [split_pv]";
-    if (c.wgmma_loop & 4) r.name += " [q_registers]";
     if (c.defer) r.name += " [gemm_defer_chained]";
     if (c.b_smem) r.name += " [gemm_chained_b_smem]";
     if (c.cluster) r.name += " [cluster_combine]";

@@ -206,8 +206,7 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
     Assignment assignment;
     int64_t max_regs;
     bool lazy = false;  // CodegenOptions::attention_lazy_rescale
-    // The loop options: 1 attention_wgmma_late_loads, 2 attention_wgmma_split_pv,
-    // 4 attention_wgmma_q_registers.
+    // The loop options: 1 attention_wgmma_late_loads, 2 attention_wgmma_split_pv.
     int loop = 0;
   };
   const auto a = AttentionAssignment;
@@ -220,19 +219,17 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
       // The H200 selections (two blocks of 128 threads per SM) with the loop options.
       {"gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 1},
       {"gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 2},
-      {"gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 4},
-      {"qknorm_gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 7},
-      {"gqa", 1, a(2, 4, 16, 2, 128, 4), 255, false, 7},
-      {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 4), 255, false, 3},
+      {"qknorm_gqa", 8, a(16, 4, 4, 8, 128, 2), 255, false, 3},
+      {"gqa", 1, a(2, 4, 16, 2, 128, 4), 255, false, 3},
+      {"qknorm_gqa", 1, a(2, 4, 16, 2, 128, 4), 255, false, 2},
       // Two warpgroups (two heads' tiles) and 64-column halves of the chunk.
-      {"gqa", 8, a(16, 2, 8, 8, 256, 2), 128, false, 7},
+      {"gqa", 8, a(16, 2, 8, 8, 256, 2), 128, false, 3},
   };
   for (const Case& c : cases) {
     std::string label = AttentionLabel(c.fixture, c.batch, c.assignment);
     if (c.lazy) label += " lazy";
     if (c.loop & 1) label += " late_loads";
     if (c.loop & 2) label += " split_pv";
-    if (c.loop & 4) label += " q_registers";
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(
         fixtures::Fixture fx,
@@ -243,7 +240,6 @@ TEST(NvrtcAuditTest, AttentionWgmmaCompilesForSm90a) {
     options.attention_lazy_rescale = c.lazy;
     options.attention_wgmma_late_loads = (c.loop & 1) != 0;
     options.attention_wgmma_split_pv = (c.loop & 2) != 0;
-    options.attention_wgmma_q_registers = (c.loop & 4) != 0;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, 90));
     EXPECT_FALSE(r.cubin.empty());

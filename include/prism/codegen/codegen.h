@@ -97,7 +97,7 @@ struct CodegenOptions {
   // tile per warp and no cluster_combine; else Unimplemented naming the unmet condition. The
   // generated source #errors unless compiled for sm_90a (CompileWithNvrtc(…, 90) does).
   bool attention_wgmma = false;
-  // attention_wgmma's loop, three reorderings (each needs attention_wgmma and no
+  // attention_wgmma's loop, two reorderings (each needs attention_wgmma and no
   // attention_pipeline; else Unimplemented naming the option):
   //  - late loads: the next stage's cp.async loads are issued after the score wgmma is
   //    committed, so it starts right after the chunk's barrier and the load instructions issue
@@ -106,13 +106,8 @@ struct CodegenOptions {
   bool attention_wgmma_late_loads = false;
   //  - split P·V: the exponentials of the chunk's first half of columns, their P·V wgmmas
   //    issued, the second half's exponentials while the tensor cores run, then its wgmmas
-  //    (needs no attention_exp_f16x2 and at least 32 columns per warpgroup);
+  //    (needs no attention_exp_f16x2).
   bool attention_wgmma_split_pv = false;
-  //  - Q in registers: each warp's A fragments of Q (its 16 rows × D) loaded once with
-  //    ldmatrix after the Q tile lands (D/4 registers), and the score wgmma takes A from
-  //    registers: each chunk reads only K from shared memory (not with
-  //    attention_lazy_rescale, where ptxas 13.0 miscompiled this form: docs/codegen.md).
-  bool attention_wgmma_q_registers = false;
   // sm_90 only: fold the pointwise combine kernel of a split form into the kernel before it,
   // one thread block cluster per combine block, along the producer's split axis: z for the
   // attention template's split-KV partial kernel (clusters (1, 1, gz)), y for the GEMM

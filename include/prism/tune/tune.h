@@ -265,12 +265,12 @@ const char* MethodName(Method method);
 std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int sm);
 
 // The attention_wgmma loop reorderings (codegen::CodegenOptions: attention_wgmma_late_loads,
-// attention_wgmma_split_pv, attention_wgmma_q_registers) that step 4's loop-variant round tries
-// on the fastest wgmma attention candidates; none below sm_90. For each base, "attention_wgmma"
-// and "attention_wgmma,programmatic_dependent_launch", five variants named by the base's name
-// with the options appended: late loads, split P·V, Q in registers, late loads with split P·V,
-// and all three (e.g. "attention_wgmma,programmatic_dependent_launch,attention_wgmma_late_loads").
-// They are not sampled (step 2), so the instance budget is unchanged.
+// attention_wgmma_split_pv) that step 4's loop-variant round tries on the fastest wgmma
+// attention candidates; none below sm_90. For each base, "attention_wgmma" and
+// "attention_wgmma,programmatic_dependent_launch", three variants named by the base's name with
+// the options appended: late loads, split P·V, and both (e.g.
+// "attention_wgmma,programmatic_dependent_launch,attention_wgmma_split_pv"). They are not
+// sampled (step 2), so the instance budget is unchanged.
 std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(int sm);
 
 // The neighbours of `a` in `graph`'s parameter space, for the refinement rounds: for each
