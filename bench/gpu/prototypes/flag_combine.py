@@ -23,20 +23,14 @@ from one module load (bench_optimize.compile_kernel loads one module per source)
 """
 import json, os, re, sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from proto_io import matching_brace  # noqa: E402
+
 
 def kernel_span(code, function):
     """[start, end) of `function`'s definition (from `extern "C"` to its closing brace)."""
     start = code.index('extern "C" __global__', code.index(function) - 200)
-    i = code.index("{", code.index(function))
-    depth = 0
-    for j in range(i, len(code)):
-        if code[j] == "{":
-            depth += 1
-        elif code[j] == "}":
-            depth -= 1
-            if depth == 0:
-                return start, j
-    raise ValueError("unbalanced braces")
+    return start, matching_brace(code, code.index(function))
 
 
 PROLOGUE = "  prism_dev::PdlPrologue();  // programmatic dependent launch: after the previous grid\n"

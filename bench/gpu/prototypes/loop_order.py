@@ -16,7 +16,7 @@ Writes DST_PREFIX__<tag>:
 import os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from proto_io import write_variant  # noqa: E402
+from proto_io import matching_brace, write_variant  # noqa: E402
 
 src_dir, prefix = sys.argv[1], sys.argv[2]
 src = open(os.path.join(src_dir, "kernel.cu")).read()
@@ -31,18 +31,6 @@ def lateload(s):
     commit = "    WgmmaCommit();\n"
     i = s.index(commit, s.index("WgmmaM64N128K16SS(sc[0]")) + len(commit)  # the score wgmma's
     return s[:i] + load + s[i:]
-
-
-def matching_brace(s, open_idx):
-    depth = 0
-    for k in range(open_idx, len(s)):
-        if s[k] == "{":
-            depth += 1
-        elif s[k] == "}":
-            depth -= 1
-            if depth == 0:
-                return k
-    raise ValueError("unbalanced")
 
 
 def splitpv(s):

@@ -22,3 +22,16 @@ def factor_loop_span(src):
     output of a build before that commit."""
     a = src.index("    // Vn (rms): per-row factor, one thread per V row\n")
     return a, src.index("    WgmmaWait<0>();\n", a)
+
+
+def matching_brace(code, open_idx):
+    """The index of the "}" that closes the "{" at or after open_idx (ValueError if none)."""
+    depth = 0
+    for k in range(code.index("{", open_idx), len(code)):
+        if code[k] == "{":
+            depth += 1
+        elif code[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+    raise ValueError("unbalanced braces")
