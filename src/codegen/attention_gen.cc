@@ -37,11 +37,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "gen_util.h"
-#include "prism/base/check.h"
 #include "prism/base/status.h"
 #include "prism/ir/program.h"
 
@@ -802,23 +799,25 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     absl::StrAppend(&c, "      const float ml = m_lo[tp], mh = m_hi[tp];\n");
     // P = exp(S - m) → f16 A fragments; Σ P sums the unrounded P (f32 exp) or the f16 P (on the
     // tensor cores, below).
-    const size_t j_loop = c.size();  // split_pv_ cuts this loop in two (below)
-    absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", nl, "; ++j) {\n");
+    // o[64, Dv] += P[64, lw] · V[lw, Dv] for the wgmma k16 steps [k0, k1), V by descriptor.
+    const std::string fence_o = absl::StrCat(
+        "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
+        "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) WgmmaFenceReg(o[0][j][e]);\n");
+    auto pv_issue = [&](int64_t k0, int64_t k1) {
+      return absl::StrCat(
+          "#pragma unroll\n    for (int kc = ", k0, "; kc < ", k1, "; ++kc) {  // ",
+          OpLabel(k_, ev_), "\n      const u32_t a[4] = {pf[0][2 * kc][0], pf[0][2 * kc][1], "
+          "pf[0][2 * kc + 1][0], pf[0][2 * kc + 1][1]};\n      ", WgmmaName(dv_, false, *h_),
+          "(o[0], a, WgmmaDescSw128(reinterpret_cast<const unsigned char*>(vs) + (col0 + kc * "
+          "16) * 128, ", lc_ * 128, ", 1024), 1);\n    }\n");
+    };
     if (exp16_) {
+      absl::StrAppend(&c, "#pragma unroll\n      for (int j = 0; j < ", nl, "; ++j) {\n");
       absl::StrAppend(
           &c, "        pf[tp][j][0] = Exp2F16x2(PackF16x2(fmaf(", sc,
           "[tp][j][0], qsc_lo[tp], -ml), fmaf(", sc, "[tp][j][1], qsc_lo[tp], -ml)));\n",
           "        pf[tp][j][1] = Exp2F16x2(PackF16x2(fmaf(", sc,
           "[tp][j][2], qsc_hi[tp], -mh), fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mh)));\n");
-    } else {
-      absl::StrAppend(
-          &c, "        const float p0 = Exp2(fmaf(", sc, "[tp][j][0], qsc_lo[tp], -ml));\n",
-          "        const float p1 = Exp2(fmaf(", sc, "[tp][j][1], qsc_lo[tp], -ml));\n",
-          "        const float p2 = Exp2(fmaf(", sc, "[tp][j][2], qsc_hi[tp], -mh));\n",
-          "        const float p3 = Exp2(fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mh));\n",
-          "        l_lo[tp] += p0 + p1;\n        l_hi[tp] += p2 + p3;\n");
-    }
-    if (exp16_) {
       absl::StrAppend(&c, "      }\n");
       // Σ P of the f16 P (before rms(V)'s column scale), on the tensor cores.
       absl::StrAppend(&c, "#pragma unroll\n      for (int kc = 0; kc < ", lw_ / 16,
@@ -837,44 +836,38 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
                         "        pf[tp][j][1] = MulF16x2(pf[tp][j][1], iv2);\n      }\n");
       }
     } else {
-      if (rms_v_ >= 0) {
-        absl::StrAppend(&c, "        // ", OpLabel(k_, rms_v_),
-                        ": E·rms(V) = (E·diag(inv_v))·V\n"
-                        "        const float2 iv = *reinterpret_cast<const float2*>(",
-                        vinv_row, " + wh * ", lc_, " + col0 + j * 8 + 2 * t4);\n",
-                        "        pf[tp][j][0] = ", h_->pack2, "(p0 * iv.x, p1 * iv.y);\n"
-                        "        pf[tp][j][1] = ", h_->pack2, "(p2 * iv.x, p3 * iv.y);\n");
+      // P of the score columns' n8 tiles [j0, j1), f32 exp.
+      auto p_loop = [&](int64_t j0, int64_t j1) {
+        std::string l = absl::StrCat(
+            "#pragma unroll\n      for (int j = ", j0, "; j < ", j1, "; ++j) {\n",
+            "        const float p0 = Exp2(fmaf(", sc, "[tp][j][0], qsc_lo[tp], -ml));\n",
+            "        const float p1 = Exp2(fmaf(", sc, "[tp][j][1], qsc_lo[tp], -ml));\n",
+            "        const float p2 = Exp2(fmaf(", sc, "[tp][j][2], qsc_hi[tp], -mh));\n",
+            "        const float p3 = Exp2(fmaf(", sc, "[tp][j][3], qsc_hi[tp], -mh));\n",
+            "        l_lo[tp] += p0 + p1;\n        l_hi[tp] += p2 + p3;\n");
+        if (rms_v_ >= 0) {
+          absl::StrAppend(&l, "        // ", OpLabel(k_, rms_v_),
+                          ": E·rms(V) = (E·diag(inv_v))·V\n"
+                          "        const float2 iv = *reinterpret_cast<const float2*>(",
+                          vinv_row, " + wh * ", lc_, " + col0 + j * 8 + 2 * t4);\n",
+                          "        pf[tp][j][0] = ", h_->pack2, "(p0 * iv.x, p1 * iv.y);\n"
+                          "        pf[tp][j][1] = ", h_->pack2, "(p2 * iv.x, p3 * iv.y);\n");
+        } else {
+          absl::StrAppend(&l,
+                          "        pf[tp][j][0] = ", h_->pack2, "(p0, p1);\n"
+                          "        pf[tp][j][1] = ", h_->pack2, "(p2, p3);\n");
+        }
+        absl::StrAppend(&l, "      }\n");
+        return l;
+      };
+      if (split_pv_) {
+        // The first half of the columns' P, their P·V issued (not waited for), then the
+        // second half's P while the tensor cores run (one row tile per warp: tp is 0).
+        absl::StrAppend(&c, p_loop(0, nl / 2), fence_o, "    WgmmaFence();\n",
+                        pv_issue(0, lw_ / 32), p_loop(nl / 2, nl));
       } else {
-        absl::StrAppend(&c,
-                        "        pf[tp][j][0] = ", h_->pack2, "(p0, p1);\n"
-                        "        pf[tp][j][1] = ", h_->pack2, "(p2, p3);\n");
+        absl::StrAppend(&c, p_loop(0, nl));
       }
-      absl::StrAppend(&c, "      }\n");
-    }
-    // o[64, Dv] += P[64, lw] · V[lw, Dv] for the wgmma k16 steps [k0, k1), V by descriptor.
-    const std::string fence_o = absl::StrCat(
-        "#pragma unroll\n    for (int j = 0; j < ", dv_ / 8,
-        "; ++j)\n#pragma unroll\n    for (int e = 0; e < 4; ++e) WgmmaFenceReg(o[0][j][e]);\n");
-    auto pv_issue = [&](int64_t k0, int64_t k1) {
-      return absl::StrCat(
-          "#pragma unroll\n    for (int kc = ", k0, "; kc < ", k1, "; ++kc) {  // ",
-          OpLabel(k_, ev_), "\n      const u32_t a[4] = {pf[0][2 * kc][0], pf[0][2 * kc][1], "
-          "pf[0][2 * kc + 1][0], pf[0][2 * kc + 1][1]};\n      ", WgmmaName(dv_, false, *h_),
-          "(o[0], a, WgmmaDescSw128(reinterpret_cast<const unsigned char*>(vs) + (col0 + kc * "
-          "16) * 128, ", lc_ * 128, ", 1024), 1);\n    }\n");
-    };
-    if (split_pv_) {
-      // The first half of the columns' P, their P·V issued (not waited for), then the second
-      // half's P while the tensor cores run (one row tile per warp: tp is 0).
-      const std::string loop = c.substr(j_loop);
-      const std::string head = absl::StrCat("for (int j = 0; j < ", nl, "; ++j)");
-      PRISM_CHECK(absl::StartsWith(loop, absl::StrCat("#pragma unroll\n      ", head)));
-      c.resize(j_loop);
-      absl::StrAppend(&c, absl::StrReplaceAll(loop, {{head, absl::StrCat("for (int j = 0; j < ",
-                                                                         nl / 2, "; ++j)")}}));
-      absl::StrAppend(&c, fence_o, "    WgmmaFence();\n", pv_issue(0, lw_ / 32));
-      absl::StrAppend(&c, absl::StrReplaceAll(loop, {{head, absl::StrCat("for (int j = ", nl / 2,
-                                                                         "; j < ", nl, "; ++j)")}}));
     }
     absl::StrAppend(&c, "    }\n");
     if (wgmma_) {
@@ -962,17 +955,11 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
     }
     absl::StrAppend(&s, "#pragma unroll 1\n  for (int it = 0; it < kF; ++it) {\n");
     // wgmma: the landed stage's cp.async writes made visible to its async proxy.
-    // Late loads: the head without its load, which runs while the score wgmma does instead.
-    std::string late_load;
-    if (late_loads_) {
-      absl::StrAppend(&s, "    CpAsyncWait<kStages - 2>();\n    FenceProxyAsyncShared();\n"
-                          "    __syncthreads();\n");
-      late_load =
-          "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - 1) % "
-          "kStages);  // late: while the score wgmma runs\n    CpAsyncCommit();\n";
-    } else {
-      absl::StrAppend(&s, PipelineIterationHead(stages, /*fence_async_proxy=*/wgmma_));
-    }
+    // Late loads: the head without its refill, which runs while the score wgmma does instead.
+    absl::StrAppend(&s, PipelineIterationHead(stages, /*fence_async_proxy=*/wgmma_,
+                                              /*refill=*/!late_loads_));
+    const std::string late_load =
+        late_loads_ ? PipelineRefill("late: while the score wgmma runs") : "";
     absl::StrAppend(&s, "    const unsigned char* base = ", stage_base, ";\n");
     if (!wgmma_) absl::StrAppend(&s, "    if (it == 0) {\n", qfrag, "    }\n");
     // rms(V)'s factors are written after the iteration's first barrier (every warp is done with

@@ -327,17 +327,20 @@ Template ChooseTemplate(const ConcreteBlockGraph& k) {
   return Template::kGemm;
 }
 
-std::string PipelineIterationHead(int64_t stages, bool fence_async_proxy) {
+std::string PipelineIterationHead(int64_t stages, bool fence_async_proxy, bool refill) {
   const char* fence = fence_async_proxy ? "    FenceProxyAsyncShared();\n" : "";
   if (stages == 1) {
     return absl::StrCat("    load_stage(it, 0);\n    CpAsyncCommit();\n    CpAsyncWait<0>();\n",
                         fence, "    __syncthreads();\n");
   }
+  return absl::StrCat("    CpAsyncWait<kStages - 2>();\n", fence, "    __syncthreads();\n",
+                      refill ? PipelineRefill() : "");
+}
+
+std::string PipelineRefill(absl::string_view note) {
   return absl::StrCat(
-      "    CpAsyncWait<kStages - 2>();\n", fence,
-      "    __syncthreads();\n"
-      "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - 1) % kStages);\n"
-      "    CpAsyncCommit();\n");
+      "    if (it + kStages - 1 < kF) load_stage(it + kStages - 1, (it + kStages - 1) % kStages);",
+      note.empty() ? "" : "  // ", note, "\n    CpAsyncCommit();\n");
 }
 
 }  // namespace prism::codegen::internal

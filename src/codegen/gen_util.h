@@ -85,8 +85,15 @@ absl::StatusOr<const Half16*> KernelHalf16(const BlockProgram& p, const Concrete
 // else wait until iteration it's group is complete (at most S-2 pending), barrier (every warp
 // has finished it-1), and refill the stage of it-1 with iteration it+S-1. With
 // `fence_async_proxy` each thread makes its landed cp.async writes visible to the async proxy
-// (FenceProxyAsyncShared) before the barrier: stages that wgmma reads by descriptor.
-std::string PipelineIterationHead(int64_t stages, bool fence_async_proxy = false);
+// (FenceProxyAsyncShared) before the barrier: stages that wgmma reads by descriptor. With two
+// or more stages and `refill` false the head ends at the barrier and the caller emits
+// PipelineRefill() where it wants the refill.
+std::string PipelineIterationHead(int64_t stages, bool fence_async_proxy = false,
+                                  bool refill = true);
+
+// The refill of PipelineIterationHead (stages ≥ 2): iteration it+S-1 into the stage of it-1,
+// and its commit; `note`, when not empty, a comment on the load's line.
+std::string PipelineRefill(absl::string_view note = "");
 
 // The first statement of every kernel body: "  prism_dev::PdlPrologue();  // ...\n" with
 // options.programmatic_dependent_launch, else "".

@@ -1013,6 +1013,20 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
                           variant);
     };
     for (const Candidate& c : r.candidates) known.insert(key_of(c.family, c.assignment, c.codegen_variant));
+    // Appends the candidate made from candidate `from` (its family) at `a` with `variant` and
+    // its cost and code to `added`'s round.
+    auto append = [&](size_t from, const Assignment& a, const std::string& variant,
+                      std::pair<double, codegen::GeneratedCode> made, std::vector<size_t>& added) {
+      Candidate c;
+      c.family = r.candidates[from].family;
+      c.assignment = a;
+      c.codegen_variant = variant;
+      c.cost_us = made.first;
+      c.refined_from = static_cast<int>(from);
+      r.candidates.push_back(std::move(c));
+      codes.push_back(std::move(made.second));
+      added.push_back(r.candidates.size() - 1);
+    };
     // Loop-variant round (tune.h step 4): the refine_top fastest matching candidates that are
     // wgmma attention instances, each again with every loop reordering of WgmmaLoopVariants
     // (same family and assignment), compiled and measured before the neighbours are.
@@ -1030,16 +1044,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
           absl::StatusOr<std::pair<double, codegen::GeneratedCode>> m =
               GenerateChecked(pruner, *fam, g, base.assignment, vopt, residency);
-          if (!m.ok()) continue;
-          Candidate c;
-          c.family = base.family;
-          c.assignment = base.assignment;
-          c.codegen_variant = name;
-          c.cost_us = m->first;
-          c.refined_from = static_cast<int>(from);
-          r.candidates.push_back(std::move(c));
-          codes.push_back(std::move(m->second));
-          added.push_back(r.candidates.size() - 1);
+          if (m.ok()) append(from, base.assignment, name, *std::move(m), added);
         }
       }
       if (!added.empty()) PRISM_RETURN_IF_ERROR(compile_and_measure(added, /*first=*/false));
@@ -1070,15 +1075,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           if (added.size() >= static_cast<size_t>(std::max(0, options.refine_max))) break;
           const std::string text = AssignmentText(g, n);
           if (!known.insert(key_of(base.family, n, base.codegen_variant)).second) continue;
-          Candidate c;
-          c.family = base.family;
-          c.assignment = n;
-          c.codegen_variant = base.codegen_variant;
-          c.cost_us = made.at(text).first;
-          c.refined_from = static_cast<int>(from);
-          r.candidates.push_back(std::move(c));
-          codes.push_back(std::move(made.at(text).second));
-          added.push_back(r.candidates.size() - 1);
+          append(from, n, base.codegen_variant, std::move(made.at(text)), added);
         }
       }
       if (added.empty()) break;
