@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -132,47 +133,72 @@ absl::StatusOr<codegen::GeneratedCode> GenerateInstance(
   return GenerateProgram(bp, options, residency);
 }
 
-// `residency.sms`: the target's SMs (the strata's one-wave test).
-absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::FamilyResult& fr,
-                                        int count, int sm,
-                                        const codegen::CodegenOptions::Residency& residency) {
-  const SGraph& g = *fr.graph;
-  ExprContext fctx;
-  PRISM_ASSIGN_OR_RETURN(prune::Family family, BuildFamily(g, fctx));
-  Sampled out;
-  // The last assignment's instantiated program: an instance is generated with several codegen
-  // options in a row (its variants, the wgmma test), and instantiating it (binding and
-  // validating the graph) cost more than generating the code (perf, 2026-12-04).
-  std::optional<std::pair<Assignment, absl::StatusOr<BlockProgram>>> last;
-  auto program = [&](const Assignment& a) -> const absl::StatusOr<BlockProgram>& {
-    if (!last || last->first != a) last.emplace(a, Instantiate(g, a));
-    return last->second;
-  };
-  auto generate = [&](const Assignment& a, const codegen::CodegenOptions& options =
-                                                 codegen::CodegenOptions())
-      -> absl::StatusOr<codegen::GeneratedCode> {
-    const absl::StatusOr<BlockProgram>& bp = program(a);
+// A family's instances, instantiated and generated as GenerateProgram does. The last
+// assignment's instantiated program is kept: an instance is generated with several codegen
+// options in a row (its variants, the wgmma test), and instantiating it (binding and
+// validating the graph) cost more than generating the code (perf, 2026-12-04). It only reads
+// the graph (Instantiate binds a clone), so one per thread may share a graph.
+class InstanceGenerator {
+ public:
+  InstanceGenerator(const SGraph& g, const codegen::CodegenOptions::Residency& residency)
+      : g_(g), residency_(residency) {}
+  const absl::StatusOr<BlockProgram>& Program(const Assignment& a) {
+    if (!last_ || last_->first != a) last_.emplace(a, Instantiate(g_, a));
+    return last_->second;
+  }
+  absl::StatusOr<codegen::GeneratedCode> Generate(
+      const Assignment& a, const codegen::CodegenOptions& options = codegen::CodegenOptions()) {
+    const absl::StatusOr<BlockProgram>& bp = Program(a);
     if (!bp.ok()) return bp.status();
-    return GenerateProgram(*bp, options, residency);
+    return GenerateProgram(*bp, options, residency_);
+  }
+  // The instance's code with attention_wgmma (and PDL when `pdl`), when the option fits it:
+  // it changes only attention kernels, so a source that differs from `without` (the same
+  // options but attention_wgmma) is an attention instance wgmma fits.
+  std::optional<codegen::GeneratedCode> WgmmaCode(const Assignment& a, bool pdl,
+                                                  const std::string& without) {
+    codegen::CodegenOptions wg;
+    wg.attention_wgmma = true;
+    wg.programmatic_dependent_launch = pdl;
+    absl::StatusOr<codegen::GeneratedCode> v = Generate(a, wg);
+    if (!v.ok() || v->source == without) return std::nullopt;
+    return std::move(*v);
+  }
+
+ private:
+  const SGraph& g_;
+  const codegen::CodegenOptions::Residency residency_;
+  std::optional<std::pair<Assignment, absl::StatusOr<BlockProgram>>> last_;
+};
+
+// Points of the cross product examined per round of SampleInstances' parallel walk: enough to
+// keep the workers busy, few past a stopping point.
+constexpr int64_t kPointsPerRound = 256;
+
+// `residency.sms`: the target's SMs (the strata's one-wave test). `threads` (≥ 1) workers
+// examine the points of the cross product, each with its own Pruner and prune::Family (the
+// checks are of concrete instances: a fresh solver answers them as a shared one would); the
+// result does not depend on `threads`.
+absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::FamilyResult& fr,
+                                        int count, int sm,
+                                        const codegen::CodegenOptions::Residency& residency,
+                                        int threads) {
+  const SGraph& g = *fr.graph;
+  Sampled out;
+  InstanceGenerator gen(g, residency);
+  auto generate = [&](const Assignment& a, const codegen::CodegenOptions& options =
+                                                 codegen::CodegenOptions()) {
+    return gen.Generate(a, options);
   };
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // kWgmmaOnlyAttention applies to attention families only (the same for all their instances).
   bool wgmma_family = false;
   if (kWgmmaOnlyAttention && sm >= 90) {
-    const absl::StatusOr<BlockProgram>& bp = program(fr.best);
+    const absl::StatusOr<BlockProgram>& bp = gen.Program(fr.best);
     wgmma_family = bp.ok() && codegen::HasAttentionKernel(*bp);
   }
-  // The instance's code with attention_wgmma (and PDL when `pdl`), when the option fits it:
-  // it changes only attention kernels, so a source that differs from `without` (the same
-  // options but attention_wgmma) is an attention instance wgmma fits.
-  auto wgmma_code = [&](const Assignment& a, bool pdl, const std::string& without)
-      -> std::optional<codegen::GeneratedCode> {
-    codegen::CodegenOptions wg;
-    wg.attention_wgmma = true;
-    wg.programmatic_dependent_launch = pdl;
-    absl::StatusOr<codegen::GeneratedCode> v = generate(a, wg);
-    if (!v.ok() || v->source == without) return std::nullopt;
-    return std::move(*v);
+  auto wgmma_code = [&](const Assignment& a, bool pdl, const std::string& without) {
+    return gen.WgmmaCode(a, pdl, without);
   };
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
@@ -273,9 +299,17 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
     step = 1000003;
     while (std::gcd(step, size) != 1) step += 2;
   }
-  int generate_attempts = 0;
-  for (int64_t n = 0; n < size && !axes.empty(); ++n) {
-    if (n >= (any_wgmma ? kMaxAssignmentsWgmma : kMaxAssignments)) break;
+  // A point's examination (independent of every other point's): its key, the instance check,
+  // and for a feasible instance the code and its stratum.
+  struct Point {
+    std::string key;
+    bool feasible = false;          // passed Pruner::CheckInstance
+    absl::Status generated;         // the code generation's status (feasible points)
+    std::string grid;
+    int64_t threads = 0, stages = 0;
+    std::optional<Member> member;   // feasible and generated
+  };
+  auto point_assignment = [&](int64_t n) {
     Assignment a;
     int64_t rest = static_cast<int64_t>((static_cast<__int128>(n) * step) % size);
     for (size_t d = axes.size(); d-- > 0;) {  // mixed radix, last parameter fastest
@@ -283,36 +317,106 @@ absl::StatusOr<Sampled> SampleInstances(prune::Pruner& pruner, const search::Fam
       a[axes[d].first->name] = axes[d].second[rest % radix];
       rest /= radix;
     }
-    const std::string key = AssignmentText(g, a);
-    if (key == best_key) continue;
-    if (generate_attempts >= (any_wgmma ? kMaxAssignmentsWgmma : kMaxGenerate)) break;
-    ++generate_attempts;
+    return a;
+  };
+  // A worker's own solver, family and instantiation cache, made by its thread on first use.
+  struct Worker {
+    absl::Status status;  // of making them
+    std::unique_ptr<ExprContext> ctx;
+    std::optional<prune::Family> family;
+    std::optional<prune::Pruner> pruner;
+    std::optional<InstanceGenerator> gen;
+  };
+  auto make_worker = [&](Worker& w) -> absl::Status {
+    w.ctx = std::make_unique<ExprContext>();
+    PRISM_ASSIGN_OR_RETURN(prune::Family f, BuildFamily(g, *w.ctx));
+    w.family = std::move(f);
+    PRISM_ASSIGN_OR_RETURN(prune::Pruner p, prune::Pruner::Create(target));
+    w.pruner = std::move(p);
+    w.gen.emplace(g, residency);
+    return absl::OkStatus();
+  };
+  auto examine = [&](Worker& w, int64_t n) {
+    Point pt;
+    const Assignment a = point_assignment(n);
+    pt.key = AssignmentText(g, a);
+    if (pt.key == best_key) return pt;
     // The instance check first: it is cheaper than instantiating and generating, and a point
-    // must pass both (out.first_error matters only when the preferred instance failed, and
-    // then it is already set).
-    absl::StatusOr<prune::InstanceCheck> check = pruner.CheckInstance(family, a, std::nullopt);
-    if (!check.ok() || !check->ok()) continue;
-    absl::StatusOr<codegen::GeneratedCode> code = generate(a);
+    // must pass both.
+    absl::StatusOr<prune::InstanceCheck> check = w.pruner->CheckInstance(*w.family, a, std::nullopt);
+    if (!check.ok() || !check->ok()) return pt;
+    pt.feasible = true;
+    absl::StatusOr<codegen::GeneratedCode> code = w.gen->Generate(a);
     if (!code.ok()) {
-      if (out.first_error.empty()) out.first_error = std::string(code.status().message());
-      continue;
+      pt.generated = code.status();
+      return pt;
     }
-    std::string grid;
-    int64_t threads = 0, stages = 0, forloop = 0;
+    int64_t forloop = 0;
     for (const auto& [param, values] : axes) {
-      if (param->role == ParamRole::kGrid) absl::StrAppend(&grid, param->name, "=", a.at(param->name), " ");
-      if (param->role == ParamRole::kThreads) threads = a.at(param->name);
-      if (param->role == ParamRole::kStages) stages = a.at(param->name);
+      if (param->role == ParamRole::kGrid) absl::StrAppend(&pt.grid, param->name, "=", a.at(param->name), " ");
+      if (param->role == ParamRole::kThreads) pt.threads = a.at(param->name);
+      if (param->role == ParamRole::kStages) pt.stages = a.at(param->name);
       if (param->role == ParamRole::kForloop) forloop = forloop * 4099 + a.at(param->name);
     }
     int64_t blocks = 1;
     for (int64_t d : code->launches.front().grid) blocks *= d;
-    const bool wgmma = wgmma_family && wgmma_code(a, false, code->source).has_value();
-    any_wgmma = any_wgmma || wgmma;
-    Member m{{a, check->cost_lower_bound_us, key, "", ""}, forloop,
-             StableHasher().Add(absl::string_view(key)).Finish(), std::move(*code), false, blocks,
-             wgmma};
-    strata[grid][{threads, stages}].push_back(std::move(m));
+    const bool wgmma = wgmma_family && w.gen->WgmmaCode(a, false, code->source).has_value();
+    pt.member = Member{{a, check->cost_lower_bound_us, pt.key, "", ""}, forloop,
+                       StableHasher().Add(absl::string_view(pt.key)).Finish(), std::move(*code),
+                       false, blocks, wgmma};
+    return pt;
+  };
+  // At most one worker per 64 points of the walk (a solver takes milliseconds to make).
+  std::vector<Worker> workers(static_cast<size_t>(
+      std::clamp<int64_t>((std::min(size, kMaxAssignmentsWgmma) + 63) / 64, 1, std::max(1, threads))));
+  // Rounds of kPointsPerRound points, examined by the workers in parallel (point i of a round
+  // by worker i mod threads), then taken in point order under the serial walk's limits, which
+  // the points examined so far decide (any_wgmma raises them).
+  int generate_attempts = 0;
+  bool stop = axes.empty();
+  for (int64_t first = 0; first < size && !stop; first += kPointsPerRound) {
+    const int64_t round = std::min(kPointsPerRound, size - first);
+    std::vector<Point> points(round);
+    auto work = [&](size_t k) {
+      Worker& w = workers[k];
+      if (!w.gen && w.status.ok()) w.status = make_worker(w);
+      if (!w.status.ok()) return;
+      for (int64_t i = static_cast<int64_t>(k); i < round;
+           i += static_cast<int64_t>(workers.size())) {
+        points[i] = examine(w, first + i);
+      }
+    };
+    if (workers.size() == 1) {
+      work(0);
+    } else {
+      std::vector<std::thread> pool;
+      for (size_t k = 0; k < workers.size(); ++k) pool.emplace_back(work, k);
+      for (std::thread& t : pool) t.join();
+    }
+    for (const Worker& w : workers) PRISM_RETURN_IF_ERROR(w.status);
+    for (int64_t i = 0; i < round; ++i) {
+      const int64_t n = first + i;
+      if (n >= (any_wgmma ? kMaxAssignmentsWgmma : kMaxAssignments)) {
+        stop = true;
+        break;
+      }
+      Point& pt = points[i];
+      if (pt.key == best_key) continue;
+      if (generate_attempts >= (any_wgmma ? kMaxAssignmentsWgmma : kMaxGenerate)) {
+        stop = true;
+        break;
+      }
+      ++generate_attempts;
+      if (!pt.feasible) continue;
+      if (!pt.generated.ok()) {
+        // (out.first_error matters only when the preferred instance failed, and then it is
+        // already set.)
+        if (out.first_error.empty()) out.first_error = std::string(pt.generated.message());
+        continue;
+      }
+      any_wgmma = any_wgmma || pt.member->wgmma;
+      strata[pt.grid][{pt.threads, pt.stages}].push_back(std::move(*pt.member));
+    }
   }
   // kWgmmaOnlyAttention: when the warpgroup-MMA template fits some instances of an attention
   // family, only those are sampled (take() measures them with it).
@@ -674,6 +778,30 @@ const char* MethodName(Method method) {
   return method == Method::kMeasured ? "measured" : "cost model";
 }
 
+// SampleInstances of the `n` families from `first` on, each on its own thread, with `threads`
+// (≥ 1) workers in all: each family gets ⌊threads / n⌋ of them (at least one). The families'
+// graphs are distinct objects (FamilyResult owns its graph), which SampleInstances only reads.
+// Results in family order; they do not depend on `threads`.
+std::vector<absl::StatusOr<Sampled>> SampleFamilies(
+    const Target& target, const std::vector<search::FamilyResult>& families, size_t first,
+    size_t n, int count, int sm, const codegen::CodegenOptions::Residency& residency,
+    int threads) {
+  std::vector<absl::StatusOr<Sampled>> out(n, absl::UnknownError("not sampled"));
+  const int per_family = std::max(1, threads / static_cast<int>(n));
+  auto sample = [&](size_t k) {
+    out[k] = SampleInstances(target, families[first + k], count, sm, residency, per_family);
+  };
+  if (n == 1) {
+    sample(0);
+    return out;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(n);
+  for (size_t k = 0; k < n; ++k) pool.emplace_back(sample, k);
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
 absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target,
                                     const TuneOptions& options) {
   if (options.top_families < 1 || options.instances_per_family < 1) {
@@ -735,29 +863,43 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
                                                          target.smem_reserved_per_block};
   std::vector<codegen::GeneratedCode> codes;  // parallel to r.candidates
   int families_used = 0;
-  for (size_t f = 0; f < r.search.families.size() && families_used < options.top_families; ++f) {
-    const search::FamilyResult& fr = r.search.families[f];
-    PRISM_ASSIGN_OR_RETURN(Sampled sampled,
-                           SampleInstances(pruner, fr, options.instances_per_family,
-                                           r.device ? r.device->sm()
-                                                    : static_cast<int>(target.compute_capability),
-                                           residency));
-    const int generated = static_cast<int>(sampled.instances.size());
-    const std::string first_error = sampled.first_error;
-    for (int k = 0; k < generated; ++k) {
-      Candidate c;
-      c.family = static_cast<int>(f);
-      c.assignment = sampled.instances[k].assignment;
-      c.codegen_variant = sampled.instances[k].variant;
-      c.cost_us = sampled.instances[k].cost_us;
-      r.candidates.push_back(std::move(c));
-      codes.push_back(std::move(sampled.codes[k]));
+  const int sm = r.device ? r.device->sm() : static_cast<int>(target.compute_capability);
+  // The sampling's workers: the search's thread count (0: one per core).
+  const int workers = options.search.threads > 0
+                          ? options.search.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // The families are sampled in rounds of as many as are still wanted (top_families less those
+  // with candidates), the round's families in parallel (SampleFamilies), and taken in family
+  // order: the candidates of a serial walk, in its order.
+  for (size_t next = 0;
+       next < r.search.families.size() && families_used < options.top_families;) {
+    const size_t round = std::min(static_cast<size_t>(options.top_families - families_used),
+                                  r.search.families.size() - next);
+    std::vector<absl::StatusOr<Sampled>> sampled =
+        SampleFamilies(target, r.search.families, next, round, options.instances_per_family, sm,
+                       residency, workers);
+    for (size_t k = 0; k < round; ++k) {
+      const size_t f = next + k;
+      PRISM_RETURN_IF_ERROR(sampled[k].status());
+      Sampled& s = *sampled[k];
+      const int generated = static_cast<int>(s.instances.size());
+      for (int i = 0; i < generated; ++i) {
+        Candidate c;
+        c.family = static_cast<int>(f);
+        c.assignment = s.instances[i].assignment;
+        c.codegen_variant = s.instances[i].variant;
+        c.cost_us = s.instances[i].cost_us;
+        r.candidates.push_back(std::move(c));
+        codes.push_back(std::move(s.codes[i]));
+      }
+      if (generated > 0) {
+        ++families_used;
+      } else {
+        r.codegen_skips.push_back({static_cast<int>(f), r.search.families[f].cost_us,
+                                   s.first_error});
+      }
     }
-    if (generated > 0) {
-      ++families_used;
-    } else {
-      r.codegen_skips.push_back({static_cast<int>(f), fr.cost_us, first_error});
-    }
+    next += round;
   }
   if (r.candidates.empty()) {
     // Each distinct reason once, with the families it stopped ("#1-#4, #7"); the per-family

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "block/fixtures/fixtures.h"
 #include "codegen/split_fixtures.h"
@@ -205,6 +206,49 @@ TEST(OptimizeTest, F32MatmulsByTheCostModelWithoutAGpu) {
     c.dtype = DType::kF32;
     c.kernel_text = "FmaTilesF32(acc";
     CheckPipeline(c);
+  }
+}
+
+// The sample is examined by several workers (SampleInstances' parallel walk, and the families
+// of a round in parallel); their number changes nothing: the same candidates in the same order,
+// the same selection. A table of programs whose families have thousands of points (many
+// rounds of the walk; the split family's past kMaxGenerate, walked in its permuted order).
+TEST(OptimizeTest, SamplingWorkerCountChangesNothing) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  const struct {
+    const char* fixture;
+    fixtures::Sizes sizes;
+  } kCases[] = {
+      {"rmsnorm_linear", {{"M", 4}, {"K", 512}, {"N", 256}}},
+      {"lora", {{"B", 2}, {"K", 256}, {"N", 128}, {"R", 16}}},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.fixture);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, fixtures::MakeFixture(c.fixture, c.sizes));
+    std::vector<std::string> first;
+    std::string first_source;
+    for (int threads : {1, 2, 5}) {
+      SCOPED_TRACE(threads);
+      TuneOptions options = Options(false);
+      options.top_families = 2;
+      options.instances_per_family = 24;
+      options.search.threads = threads;
+      ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(f.program, target, options));
+      std::vector<std::string> texts;
+      for (const Candidate& cand : r.candidates) {
+        texts.push_back(absl::StrCat(cand.family, " ",
+                                     CandidateText(*r.search.families[cand.family].graph, cand),
+                                     " ", cand.cost_us));
+      }
+      ASSERT_FALSE(texts.empty());
+      if (first.empty()) {
+        first = texts;
+        first_source = r.code.source;
+        continue;
+      }
+      EXPECT_EQ(texts, first);
+      EXPECT_EQ(r.code.source, first_source);
+    }
   }
 }
 
