@@ -174,6 +174,9 @@ class InstanceGenerator {
 // Points of the cross product examined per round of SampleInstances' parallel walk: enough to
 // keep the workers busy, few past a stopping point.
 constexpr int64_t kPointsPerRound = 256;
+// The default number of sampling workers per family on a machine with more cores (the device
+// host has 16; a family's walk took 1.1–1.4 s there with 16, docs/performance.md 2026-12-06).
+constexpr int kMaxSamplingWorkers = 16;
 
 // `residency.sms`: the target's SMs (the strata's one-wave test). `threads` (≥ 1) workers
 // examine the points of the cross product, each with its own Pruner and prune::Family (the
@@ -864,10 +867,14 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   std::vector<codegen::GeneratedCode> codes;  // parallel to r.candidates
   int families_used = 0;
   const int sm = r.device ? r.device->sm() : static_cast<int>(target.compute_capability);
-  // The sampling's workers: the search's thread count (0: one per core).
-  const int workers = options.search.threads > 0
-                          ? options.search.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // The sampling's workers per family: the search's thread count (0: one per core, at most
+  // kMaxSamplingWorkers). Each holds a solver (about 30 MB: `prism optimize --workload gqa
+  // --batch 1 --no-gpu` peaked at 517 MB with 8 workers, 269 MB serially).
+  const int workers =
+      options.search.threads > 0
+          ? options.search.threads
+          : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1,
+                       kMaxSamplingWorkers);
   // The families are sampled in rounds of as many as are still wanted (top_families less those
   // with candidates), the round's families in parallel (SampleFamilies), and taken in family
   // order: the candidates of a serial walk, in its order.

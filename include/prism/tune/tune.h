@@ -89,8 +89,9 @@
 namespace prism::tune {
 
 struct TuneOptions {
-  // The default SearchConfig unless set. Its `threads` (0: one per core) also bounds the
-  // workers that build the candidates (step 2); the candidates do not depend on it.
+  // The default SearchConfig unless set. Its `threads` (0: one per core, at most 16 here) is
+  // also the number of workers per family that build the candidates (step 2); the candidates
+  // do not depend on it.
   search::SearchConfig search;
   // Families with generated candidates that are tried. 4: lora's chained split-K family was
   // the search's fourth at b=8 (after two one-kernel families that measure 18 µs and the X·A
