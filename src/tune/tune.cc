@@ -171,6 +171,19 @@ class InstanceGenerator {
   std::optional<std::pair<Assignment, absl::StatusOr<BlockProgram>>> last_;
 };
 
+// Runs fn(0), ..., fn(n - 1), each on its own thread (fn(0) alone on the caller's when n is 1).
+template <typename Fn>
+void RunOnThreads(size_t n, const Fn& fn) {
+  if (n == 1) {
+    fn(0);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(n);
+  for (size_t k = 0; k < n; ++k) pool.emplace_back(fn, k);
+  for (std::thread& t : pool) t.join();
+}
+
 // Points of the cross product examined per round of SampleInstances' parallel walk: enough to
 // keep the workers busy, few past a stopping point.
 constexpr int64_t kPointsPerRound = 256;
@@ -189,10 +202,6 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
   const SGraph& g = *fr.graph;
   Sampled out;
   InstanceGenerator gen(g, residency);
-  auto generate = [&](const Assignment& a, const codegen::CodegenOptions& options =
-                                                 codegen::CodegenOptions()) {
-    return gen.Generate(a, options);
-  };
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // kWgmmaOnlyAttention applies to attention families only (the same for all their instances).
   bool wgmma_family = false;
@@ -200,9 +209,6 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
     const absl::StatusOr<BlockProgram>& bp = gen.Program(fr.best);
     wgmma_family = bp.ok() && codegen::HasAttentionKernel(*bp);
   }
-  auto wgmma_code = [&](const Assignment& a, bool pdl, const std::string& without) {
-    return gen.WgmmaCode(a, pdl, without);
-  };
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
     const bool multi = code.launches.size() > 1;
@@ -213,7 +219,7 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
     if (pdl_only) {
       codegen::CodegenOptions pdl;
       pdl.programmatic_dependent_launch = true;
-      absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, pdl);
+      absl::StatusOr<codegen::GeneratedCode> v = gen.Generate(inst.assignment, pdl);
       if (v.ok()) {
         code = std::move(*v);
         base.variant = "programmatic_dependent_launch";
@@ -223,7 +229,7 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
     // kernels, so a source that differs is an attention instance wgmma fits) in place of the
     // default, and no other variant.
     if (wgmma_family) {
-      std::optional<codegen::GeneratedCode> v = wgmma_code(inst.assignment, pdl_only, code.source);
+      std::optional<codegen::GeneratedCode> v = gen.WgmmaCode(inst.assignment, pdl_only, code.source);
       if (v) {
         base.variant = pdl_only ? "attention_wgmma,programmatic_dependent_launch"
                                 : "attention_wgmma";
@@ -243,7 +249,7 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
       if (static_cast<int>(out.instances.size()) >= count) break;
       if (no_pdl && options.programmatic_dependent_launch) continue;
       if (pdl_only && !options.programmatic_dependent_launch) continue;
-      absl::StatusOr<codegen::GeneratedCode> v = generate(inst.assignment, options);
+      absl::StatusOr<codegen::GeneratedCode> v = gen.Generate(inst.assignment, options);
       if (!v.ok()) continue;
       if (options.cluster_combine) {
         const std::array<int64_t, 3>& c = v->launches.front().cluster;
@@ -258,7 +264,7 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
   };
   const std::string best_key = AssignmentText(g, fr.best);
   {
-    absl::StatusOr<codegen::GeneratedCode> code = generate(fr.best);
+    absl::StatusOr<codegen::GeneratedCode> code = gen.Generate(fr.best);
     if (code.ok()) {
       take({fr.best, fr.cost_us, best_key, "", ""}, std::move(*code));
     } else {
@@ -389,13 +395,7 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
         points[i] = examine(w, first + i);
       }
     };
-    if (workers.size() == 1) {
-      work(0);
-    } else {
-      std::vector<std::thread> pool;
-      for (size_t k = 0; k < workers.size(); ++k) pool.emplace_back(work, k);
-      for (std::thread& t : pool) t.join();
-    }
+    RunOnThreads(workers.size(), work);
     for (const Worker& w : workers) PRISM_RETURN_IF_ERROR(w.status);
     for (int64_t i = 0; i < round; ++i) {
       const int64_t n = first + i;
@@ -791,17 +791,9 @@ std::vector<absl::StatusOr<Sampled>> SampleFamilies(
     size_t n, int count, int sm, const codegen::CodegenOptions::Residency& residency,
     int threads) {
   std::vector<absl::StatusOr<Sampled>> out(n, absl::UnknownError("not sampled"));
-  auto sample = [&](size_t k) {
+  RunOnThreads(n, [&](size_t k) {
     out[k] = SampleInstances(target, families[first + k], count, sm, residency, threads);
-  };
-  if (n == 1) {
-    sample(0);
-    return out;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(n);
-  for (size_t k = 0; k < n; ++k) pool.emplace_back(sample, k);
-  for (std::thread& t : pool) t.join();
+  });
   return out;
 }
 
