@@ -338,8 +338,6 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
                 {"rules_used", proof.rules_used},
                 {"steps", chain}};
   const search::Funnel& f = result.search.funnel;
-  int64_t pruned_smt = 0;
-  for (const search::PrunedFamily& p : result.search.pruned) pruned_smt += p.smt2.empty() ? 0 : 1;
   int64_t measured = 0;
   for (const tune::Candidate& c : result.candidates) measured += c.measurement ? 1 : 0;
   j["funnel"] = {{"generated", f.generated},
