@@ -13,11 +13,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -809,9 +812,15 @@ bool GetU64(const std::string& in, size_t& pos, uint64_t& v) {
 }
 }  // namespace
 
+int CompileThreads(int requested, int reserve) {
+  if (requested > 0) return requested;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cores - reserve, 1, 16);
+}
+
 absl::StatusOr<std::vector<absl::StatusOr<CachedCompile>>> CompileInChild(
     const CompileCache& cache, const std::vector<std::string>& sources, int sm,
-    absl::Duration timeout) {
+    absl::Duration timeout, int threads) {
   // Framing per source: u64 kind (0 ok, 1 hit, else 2 + status code), u64 length, bytes.
   PRISM_ASSIGN_OR_RETURN(
       ChildResult r, RunInChild(
@@ -820,9 +829,8 @@ absl::StatusOr<std::vector<absl::StatusOr<CachedCompile>>> CompileInChild(
                                sources.size(), absl::UnknownError("not run"));
                            std::atomic<size_t> next{0};
                            const size_t workers = std::max<size_t>(
-                               1,
-                               std::min<size_t>(sources.size(),
-                                                std::min(8u, std::thread::hardware_concurrency())));
+                               1, std::min<size_t>(sources.size(),
+                                                   static_cast<size_t>(CompileThreads(threads, 0))));
                            std::vector<std::thread> pool;
                            for (size_t w = 0; w < workers; ++w) {
                              pool.emplace_back([&] {
@@ -864,6 +872,133 @@ absl::StatusOr<std::vector<absl::StatusOr<CachedCompile>>> CompileInChild(
     }
   }
   return results;
+}
+
+namespace {
+bool GetBytes(const std::string& in, size_t& pos, std::string& out) {
+  uint64_t len = 0;
+  if (!GetU64(in, pos, len) || len > in.size() - pos) return false;
+  out = in.substr(pos, len);
+  pos += len;
+  return true;
+}
+}  // namespace
+
+absl::StatusOr<std::vector<CompiledMeasurement>> CompileAndMeasureInChild(
+    int ordinal, const CompileCache& cache, int sm, const std::vector<CompileMeasureJob>& jobs,
+    const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference,
+    const MeasureOptions& options, absl::Time deadline, int compile_threads) {
+  const size_t n = jobs.size();
+  // The compilations of one child: started by its first job, in job order from there, on
+  // their own threads; never joined (the child _exits).
+  struct Compiles {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::optional<absl::StatusOr<CachedCompile>>> done;
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+  };
+  // Per child (fork copies them empty): the compilations, the driver and the inputs' device
+  // buffers. The inputs' bytes are converted once, here, before any fork.
+  std::unique_ptr<Compiles> compiles;
+  std::optional<Driver> driver;
+  InputCache input_cache;
+  for (const Tensor& t : inputs) input_cache.host.push_back(ToBytes(t));
+  const int threads = CompileThreads(compile_threads, 1);
+  // Payload per job: the wait (f64 bits), the compilation's kind (0 compiled, 1 cache hit, else
+  // 2 + status code) and its cubin or message, then (compiled only) the measurement's JSON.
+  auto job = [&](int i) -> absl::StatusOr<std::string> {
+    const size_t k = static_cast<size_t>(i);
+    if (!compiles) {
+      compiles = std::make_unique<Compiles>();
+      compiles->done.resize(n);
+      compiles->next = k;
+      for (int w = 0; w < threads; ++w) {
+        compiles->pool.emplace_back([c = compiles.get(), &jobs, &cache, sm, n] {
+          for (size_t j = c->next++; j < n; j = c->next++) {
+            absl::StatusOr<CachedCompile> r = CompileCached(cache, *jobs[j].source, sm);
+            {
+              std::lock_guard<std::mutex> lock(c->mu);
+              c->done[j] = std::move(r);
+            }
+            c->cv.notify_all();
+          }
+        });
+      }
+    }
+    const auto wait_start = std::chrono::steady_clock::now();
+    absl::StatusOr<CachedCompile> compiled = absl::UnknownError("not compiled");
+    {
+      std::unique_lock<std::mutex> lock(compiles->mu);
+      compiles->cv.wait(lock, [&] { return compiles->done[k].has_value(); });
+      compiled = std::move(*compiles->done[k]);
+    }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+    std::string out;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &waited, 8);
+    PutU64(out, bits);
+    if (!compiled.ok()) {
+      PutU64(out, 2 + static_cast<uint64_t>(compiled.status().code()));
+      PutU64(out, compiled.status().message().size());
+      out += std::string(compiled.status().message());
+      return out;
+    }
+    PutU64(out, compiled->cache_hit ? 1 : 0);
+    PutU64(out, compiled->cubin.size());
+    out += compiled->cubin;
+    if (!driver) {
+      PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
+      driver = d;
+    }
+    PRISM_ASSIGN_OR_RETURN(Measurement m,
+                           MeasureWith(*driver, compiled->cubin, *jobs[k].launches,
+                                       *jobs[k].program, inputs, reference, options,
+                                       /*release=*/true, input_cache));
+    const std::string mj = MeasurementJson(m);
+    PutU64(out, mj.size());
+    out += mj;
+    return out;
+  };
+  PRISM_ASSIGN_OR_RETURN(
+      std::vector<std::optional<ChildResult>> results,
+      RunSequenceInChild(static_cast<int>(n), job, options.timeout,
+                         [&](int) { return absl::Now() < deadline; }));
+  std::vector<CompiledMeasurement> out(n);
+  for (size_t k = 0; k < n; ++k) {
+    CompiledMeasurement& o = out[k];
+    const std::optional<ChildResult>& r = results[k];
+    if (!r) {
+      o.compiled = absl::DeadlineExceededError("not compiled: the deadline passed");
+      o.measured = absl::DeadlineExceededError("not started: the deadline passed");
+      continue;
+    }
+    if (r->kind != ChildResult::Kind::kOk) {
+      // Failed, crashed or timed out while measuring: the compilation had succeeded (its errors
+      // come back in an OK payload), but its cubin went with the child.
+      o.compiled = CachedCompile{};
+      o.measured = FromChild(*r, "the measurement").status();
+      continue;
+    }
+    const std::string& p = r->payload;
+    size_t pos = 0;
+    uint64_t bits = 0, kind = 0;
+    std::string bytes, mj;
+    if (!GetU64(p, pos, bits) || !GetU64(p, pos, kind) || !GetBytes(p, pos, bytes) ||
+        (kind < 2 && !GetBytes(p, pos, mj))) {
+      return absl::InternalError("the compile-and-measure child returned a truncated result");
+    }
+    std::memcpy(&o.compile_wait_s, &bits, 8);
+    if (kind >= 2) {
+      o.compiled = absl::Status(static_cast<absl::StatusCode>(kind - 2), bytes);
+      o.measured = absl::FailedPreconditionError("not measured: it did not compile");
+      continue;
+    }
+    o.compiled = CachedCompile{std::move(bytes), kind == 1};
+    o.measured = MeasurementFromJson(mj);
+  }
+  return out;
 }
 
 }  // namespace prism::runtime

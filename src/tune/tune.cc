@@ -696,12 +696,12 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-absl::Time MeasuringDeadline(absl::Time compiled, double measure_budget_s, absl::Time tune_end,
+absl::Time MeasuringDeadline(absl::Time start, double measure_budget_s, absl::Time tune_end,
                              absl::Duration confirm_reserve, absl::Duration min_measure) {
-  absl::Time d = measure_budget_s > 0 ? compiled + absl::Seconds(measure_budget_s)
+  absl::Time d = measure_budget_s > 0 ? start + absl::Seconds(measure_budget_s)
                                       : absl::InfiniteFuture();
   if (tune_end != absl::InfiniteFuture()) {
-    d = std::min(d, std::max(tune_end - confirm_reserve, compiled + min_measure));
+    d = std::min(d, std::max(tune_end - confirm_reserve, start + min_measure));
   }
   return d;
 }
@@ -1039,72 +1039,61 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   std::vector<std::string> cubins;  // parallel to r.candidates
   absl::Time deadline = absl::InfiniteFuture();
   std::string spent;  // a candidate's measure_error when the deadline cut it
-  // Compiles the candidates `order` (in a child: NVRTC in this process would break cuInit in
-  // the measuring children), then measures the compiled ones in that order in one child (a
-  // fresh one after a fault), starting none after the deadline; updates r.selected. The
-  // first call starts the budget after compiling (the budget excludes the first compilation);
-  // later calls (refinement rounds) compile and measure within it.
+  // Compiles and measures the candidates `order` in one child (runtime::CompileAndMeasureInChild:
+  // NVRTC in this process would break cuInit in the measuring children; a fresh child after a
+  // fault), starting none after the deadline; updates r.selected. The first call sets the
+  // deadline from its start; later calls (refinement rounds) run within it.
   auto compile_and_measure = [&](const std::vector<size_t>& order, bool first) -> absl::Status {
-    const absl::Time compile_start = absl::Now();
-    std::vector<std::string> sources;
-    for (size_t i : order) sources.push_back(codes[i].source);
-    PRISM_ASSIGN_OR_RETURN(std::vector<absl::StatusOr<runtime::CachedCompile>> compiled,
-                           runtime::CompileInChild(cache, sources, r.sm));
-    cubins.resize(r.candidates.size());
-    for (size_t k = 0; k < order.size(); ++k) {
-      Candidate& c = r.candidates[order[k]];
-      c.compiled = compiled[k].ok();
-      if (compiled[k].ok()) {
-        cubins[order[k]] = std::move(compiled[k]->cubin);
-        c.cache_hit = compiled[k]->cache_hit;
-      } else {
-        c.compile_error = FirstLine(compiled[k].status().message());
-      }
-    }
-    const absl::Time measure_start = absl::Now();
+    const absl::Time start = absl::Now();
     if (first) {
-      r.times.compile_s = absl::ToDoubleSeconds(measure_start - compile_start);
       const bool confirming = options.confirm_top >= 2 && options.confirm_rounds > 0;
       deadline = MeasuringDeadline(
-          measure_start, options.measure_budget_s, tune_end,
+          start, options.measure_budget_s, tune_end,
           confirming ? std::min(absl::Seconds(options.confirm_budget_s), kConfirmReserve)
                      : absl::ZeroDuration(),
           kMinMeasure);
       spent = options.measure_budget_s > 0 &&
-                      deadline == measure_start + absl::Seconds(options.measure_budget_s)
+                      deadline == start + absl::Seconds(options.measure_budget_s)
                   ? absl::StrCat("the measuring budget of ", options.measure_budget_s,
                                  " s was spent")
                   : absl::StrCat("the tuning budget of ", options.tune_budget_s, " s was spent");
     }
-    std::vector<size_t> jobs_of;  // candidate index per job
     std::vector<BlockProgram> programs;
+    programs.reserve(order.size());
     for (size_t i : order) {
-      Candidate& c = r.candidates[i];
-      if (!c.compiled) {
-        failures.push_back(absl::StrCat("compile: ", c.compile_error));
-        continue;
-      }
-      absl::StatusOr<BlockProgram> bp =
-          Instantiate(*r.search.families[c.family].graph, c.assignment);
-      if (!bp.ok()) return bp.status();
-      jobs_of.push_back(i);
-      programs.push_back(*std::move(bp));
+      const Candidate& c = r.candidates[i];
+      PRISM_ASSIGN_OR_RETURN(BlockProgram bp,
+                             Instantiate(*r.search.families[c.family].graph, c.assignment));
+      programs.push_back(std::move(bp));
     }
-    std::vector<runtime::MeasureJob> jobs;
-    for (size_t k = 0; k < jobs_of.size(); ++k) {
-      jobs.push_back({&cubins[jobs_of[k]], &codes[jobs_of[k]].launches, &programs[k]});
+    std::vector<runtime::CompileMeasureJob> jobs;
+    for (size_t k = 0; k < order.size(); ++k) {
+      jobs.push_back({&codes[order[k]].source, &codes[order[k]].launches, &programs[k]});
     }
     PRISM_ASSIGN_OR_RETURN(
-        std::vector<absl::StatusOr<runtime::Measurement>> measured,
-        runtime::MeasureAllInChild(r.device->ordinal, jobs, inputs, reference, mopt, deadline));
-    for (size_t k = 0; k < jobs_of.size(); ++k) {
-      const size_t i = jobs_of[k];
+        std::vector<runtime::CompiledMeasurement> results,
+        runtime::CompileAndMeasureInChild(r.device->ordinal, cache, r.sm, jobs, inputs, reference,
+                                          mopt, deadline, options.compile_threads));
+    cubins.resize(r.candidates.size());
+    double waited = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const size_t i = order[k];
       Candidate& c = r.candidates[i];
-      const absl::StatusOr<runtime::Measurement>& m = measured[k];
-      if (absl::IsDeadlineExceeded(m.status())) {
+      runtime::CompiledMeasurement& res = results[k];
+      waited += res.compile_wait_s;
+      if (absl::IsDeadlineExceeded(res.measured.status())) {
         c.measure_error = spent;
         continue;
       }
+      if (!res.compiled.ok()) {
+        c.compile_error = FirstLine(res.compiled.status().message());
+        failures.push_back(absl::StrCat("compile: ", c.compile_error));
+        continue;
+      }
+      c.compiled = true;
+      c.cache_hit = res.compiled->cache_hit;
+      cubins[i] = std::move(res.compiled->cubin);
+      const absl::StatusOr<runtime::Measurement>& m = res.measured;
       if (!m.ok()) {
         c.measure_error = std::string(m.status().message());
         failures.push_back(c.measure_error);
@@ -1120,7 +1109,10 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         r.selected = static_cast<int>(i);
       }
     }
-    if (first) r.times.measure_s = seconds_since(measure_start);
+    if (first) {
+      r.times.compile_s = waited;
+      r.times.measure_s = std::max(0.0, seconds_since(start) - waited);
+    }
     return absl::OkStatus();
   };
   // Measuring order: round-robin over the families (each family's candidates in sample order,

@@ -80,6 +80,34 @@ TEST(RuntimeGpuTest, QueriesAndMeasures) {
   // Past the deadline nothing starts.
   ASSERT_OK_AND_ASSIGN(auto late, MeasureAllInChild(0, jobs, inputs, ref, {}, absl::Now()));
   for (const auto& m : late) EXPECT_THAT(m.status(), StatusIs(absl::StatusCode::kDeadlineExceeded, "not started: the deadline passed"));
+
+  // Compiled and measured side by side in one child: the good programs match and come back
+  // with their cubins, the trapping one fails after compiling (a fresh child goes on), the one
+  // that is not CUDA does not compile.
+  const std::string not_cuda = "not CUDA";
+  const std::vector<CompileMeasureJob> cm = {{&code.source, &code.launches, &p},
+                                             {&trapping, &code.launches, &p},
+                                             {&not_cuda, &code.launches, &p},
+                                             {&code.source, &code.launches, &p}};
+  for (int threads : {1, 0}) {
+    ASSERT_OK_AND_ASSIGN(auto res, CompileAndMeasureInChild(0, CompileCache(""), dev->sm(), cm,
+                                                            inputs, ref, {}, absl::InfiniteFuture(),
+                                                            threads));
+    ASSERT_EQ(res.size(), 4u);
+    for (int i : {0, 3}) {
+      ASSERT_OK(res[i].compiled.status()) << i;
+      EXPECT_FALSE(res[i].compiled->cubin.empty()) << i;
+      ASSERT_OK(res[i].measured.status()) << i;
+      EXPECT_TRUE(res[i].measured->matches) << i << " " << res[i].measured->relative_error;
+      EXPECT_GT(res[i].measured->median_us, 0);
+    }
+    ASSERT_OK(res[1].compiled.status());
+    EXPECT_TRUE(res[1].compiled->cubin.empty());
+    EXPECT_FALSE(res[1].measured.ok());
+    EXPECT_THAT(res[2].compiled.status(), StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
+    EXPECT_THAT(res[2].measured.status(),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "not measured: it did not compile"));
+  }
 }
 
 }  // namespace

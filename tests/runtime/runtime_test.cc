@@ -4,12 +4,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -205,6 +207,58 @@ TEST(CompileCacheTest, CompileInChildReturnsOneResultPerSource) {
   EXPECT_TRUE(second[0]->cache_hit);  // stored by the first child
   EXPECT_EQ(second[0]->cubin, first[0]->cubin);
   std::filesystem::remove_all(dir);
+}
+
+TEST(CompileThreadsTest, RequestedOrOnePerCoreWithinBounds) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  struct Case {
+    int requested, reserve, want;
+  };
+  for (const Case& c : std::vector<Case>{{3, 0, 3},
+                                         {40, 1, 40},  // asked for: not capped
+                                         {0, 1000, 1},
+                                         {0, -1000, 16},
+                                         {0, 0, std::clamp(cores, 1, 16)},
+                                         {0, 1, std::clamp(cores - 1, 1, 16)}}) {
+    EXPECT_EQ(CompileThreads(c.requested, c.reserve), c.want) << c.requested << " " << c.reserve;
+  }
+}
+
+TEST(NoDriverTest, CompileAndMeasureCompilesThenReportsTheDriver) {
+  if (DriverLibraryPresent()) GTEST_SKIP() << "libcuda.so.1 is present here";
+  if (!codegen::NvrtcAvailable()) GTEST_SKIP() << "built without NVRTC";
+  const std::string good = "extern \"C\" __global__ void k(float* p) { p[0] = 2.f; }\n";
+  const std::string bad = "not CUDA";
+  const std::vector<codegen::LaunchConfig> launches;
+  const BlockProgram program;
+  const std::vector<CompileMeasureJob> jobs = {
+      {&good, &launches, &program}, {&bad, &launches, &program}, {&good, &launches, &program}};
+  for (int threads : {1, 3}) {
+    ASSERT_OK_AND_ASSIGN(auto all, CompileAndMeasureInChild(0, CompileCache(""), 90, jobs, {}, {},
+                                                            {}, absl::InfiniteFuture(), threads));
+    ASSERT_EQ(all.size(), 3u);
+    // Compiled, then the measuring child found no driver (its cubin went with the child).
+    for (int i : {0, 2}) {
+      ASSERT_OK(all[i].compiled.status()) << i;
+      EXPECT_THAT(all[i].measured.status(),
+                  StatusIs(absl::StatusCode::kUnavailable,
+                           StartsWith("no CUDA driver: dlopen(\"libcuda.so.1\") failed (")));
+      EXPECT_GE(all[i].compile_wait_s, 0);
+    }
+    EXPECT_THAT(all[1].compiled.status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
+    EXPECT_THAT(all[1].measured.status(),
+                StatusIs(absl::StatusCode::kFailedPrecondition, "not measured: it did not compile"));
+  }
+  ASSERT_OK_AND_ASSIGN(auto late,
+                       CompileAndMeasureInChild(0, CompileCache(""), 90, jobs, {}, {}, {}, absl::Now()));
+  ASSERT_EQ(late.size(), 3u);
+  for (const CompiledMeasurement& m : late) {
+    EXPECT_THAT(m.compiled.status(), StatusIs(absl::StatusCode::kDeadlineExceeded,
+                                              "not compiled: the deadline passed"));
+    EXPECT_THAT(m.measured.status(), StatusIs(absl::StatusCode::kDeadlineExceeded,
+                                              "not started: the deadline passed"));
+  }
 }
 
 TEST(NoDriverTest, EveryGpuCallIsUnavailable) {

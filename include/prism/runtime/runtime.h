@@ -187,15 +187,60 @@ struct CachedCompile {
 absl::StatusOr<CachedCompile> CompileCached(const CompileCache& cache, absl::string_view source,
                                             int sm);
 
-// Compiles every source (in parallel threads) in ONE child process, through `cache`, and
-// returns one result per source in order (each as CompileCached returns it). Needed by a
-// process that will measure: NVRTC initializes the CUDA driver in the process that calls it
-// (seen with NVRTC 13.0 on the H200), after which cuInit fails with CUDA error 3 in every
-// child forked from it. Internal "the compilation crashed: <why>" / "the compilation timed
-// out after <t>" if the child dies.
+// The NVRTC threads of CompileInChild and CompileAndMeasureInChild: `requested` when > 0,
+// else one per core less `reserve` (cores left to other work), at least 1 and at most 16
+// (NVRTC takes up to a few hundred MB per compilation).
+int CompileThreads(int requested, int reserve);
+
+// Compiles every source (on CompileThreads(threads, 0) threads) in ONE child process, through
+// `cache`, and returns one result per source in order (each as CompileCached returns it).
+// Needed by a process that will measure: NVRTC initializes the CUDA driver in the process that
+// calls it (seen with NVRTC 13.0 on the H200), after which cuInit fails with CUDA error 3 in
+// every child forked from it. Internal "the compilation crashed: <why>" / "the compilation
+// timed out after <t>" if the child dies.
 absl::StatusOr<std::vector<absl::StatusOr<CachedCompile>>> CompileInChild(
     const CompileCache& cache, const std::vector<std::string>& sources, int sm,
-    absl::Duration timeout = absl::Minutes(5));
+    absl::Duration timeout = absl::Minutes(5), int threads = 0);
+
+// ---------------------------------------------------------------------------------------------
+// Compilation and measurement side by side.
+
+// One program of CompileAndMeasureInChild (the pointers must outlive the call).
+struct CompileMeasureJob {
+  const std::string* source = nullptr;
+  const std::vector<codegen::LaunchConfig>* launches = nullptr;
+  const BlockProgram* program = nullptr;
+};
+
+struct CompiledMeasurement {
+  // The compilation as CompileCached returns it (NVRTC's error when it failed). Its cubin is
+  // empty when the measurement failed (a child that fails ends without sending it back).
+  // DeadlineExceeded "not compiled: the deadline passed" when the job was not started.
+  absl::StatusOr<CachedCompile> compiled = absl::UnknownError("not run");
+  // As MeasureAllInChild reports it; FailedPrecondition "not measured: it did not compile"
+  // after a failed compilation; DeadlineExceeded "not started: the deadline passed".
+  absl::StatusOr<Measurement> measured = absl::UnknownError("not run");
+  // How long the measuring waited for this job's cubin (0 when it was ready).
+  double compile_wait_s = 0;
+};
+
+// CompileInChild and MeasureAllInChild at once: a child process compiles the jobs' sources on
+// CompileThreads(compile_threads, 1) threads, in job order, through `cache`, while its main
+// thread measures each job as soon as its cubin is ready (in order; MeasureAllInChild's
+// checks, timing and per-job cleanup). NVRTC and the driver share that one process, so nothing
+// is forked from a process that ran NVRTC. A job that fails to measure, crashes or runs past
+// options.timeout (counted from the previous job's end, its compilation included) is reported
+// as MeasureAllInChild reports it, and a fresh child continues with the next job (it compiles
+// again what the dead one had compiled, through `cache`). A crash inside NVRTC would be reported
+// as the crash of the job being measured: NVRTC reports errors as statuses, so this is not
+// expected. Jobs not started by `deadline` (checked before each) are neither compiled nor
+// measured (both DeadlineExceeded). One result per job, in order. Internal only when fork or
+// pipe fails.
+absl::StatusOr<std::vector<CompiledMeasurement>> CompileAndMeasureInChild(
+    int ordinal, const CompileCache& cache, int sm, const std::vector<CompileMeasureJob>& jobs,
+    const std::vector<Tensor>& inputs, const std::vector<Tensor>& reference,
+    const MeasureOptions& options = {}, absl::Time deadline = absl::InfiniteFuture(),
+    int compile_threads = 0);
 
 }  // namespace prism::runtime
 

@@ -30,13 +30,14 @@
 //      top_families. The walk stops after
 //      top_families families with candidates.
 //   3. With a GPU (use_gpu and the query succeeded): every candidate is compiled with NVRTC
-//      for the device's sm in one child process (runtime::CompileInChild, through the
-//      compile cache) and measured, all in one child (runtime::MeasureAllInChild: a fresh
-//      one after a fault; none started after measure_budget_s), against the
+//      for the device's sm (through the compile cache) and measured, in one child process
+//      whose NVRTC threads compile ahead of its measuring thread
+//      (runtime::CompileAndMeasureInChild: a fresh child after a fault; none started after
+//      measure_budget_s), against the
 //      reference interpreter (f64: device mode rounds attention scores to f16 and its own
 //      error exceeds the tolerance at gqa b=8; RandomInputs(program, seed)); the fastest
 //      candidate whose output is within DefaultTolerance is selected (Method::kMeasured).
-//      Measuring stops at MeasuringDeadline (measure_budget_s after the compilation, or
+//      Measuring stops at MeasuringDeadline (measure_budget_s after step 3 began, or
 //      earlier by tune_budget_s; the rest are recorded as not measured, with which budget
 //      was spent); candidates are measured round-robin over the families (each family's in
 //      sample order), so a cut keeps every family's and each stratum's first picks.
@@ -106,10 +107,13 @@ struct TuneOptions {
   // fallback to the cost model.
   bool require_gpu = false;
   std::string compile_cache_dir;  // empty: no compile cache
+  // NVRTC threads beside the measuring (runtime::CompileThreads: 0 is one per core but one,
+  // at most 16).
+  int compile_threads = 0;
   runtime::MeasureOptions measure;
   uint64_t seed = 1;  // inputs of the correctness check
-  // Wall-clock budget for measuring candidates (the first compilation excluded, the
-  // refinement rounds' included); 0: no limit.
+  // Wall-clock budget for compiling and measuring the candidates (the two run side by side;
+  // the refinement rounds' included); 0: no limit.
   double measure_budget_s = 45;
   // Wall-clock budget for everything after the search (building the candidates, compiling,
   // measuring, refining, confirming); 0: no limit. It moves the measuring deadline earlier
@@ -186,8 +190,11 @@ enum class Method { kMeasured, kCostModel };
 // optimization but for the device query and the reference evaluation.
 struct StepTimes {
   double candidates_s = -1;  // step 2: sampling, the feasibility checks and codegen
-  double compile_s = -1;     // step 3's compilation (NVRTC, in a child; the compile cache)
-  double measure_s = -1;     // step 3's measurements (in a child; up to measure_budget_s)
+  // Step 3 (compiling and measuring side by side, in a child): compile_s is the time the
+  // measuring waited for cubins, measure_s the rest of the step (measuring, NVRTC beside it).
+  // Without a GPU, compile_s is the cost-model path's compilation.
+  double compile_s = -1;
+  double measure_s = -1;
   double refine_s = -1;      // step 4: the refinement rounds (codegen, compiling, measuring)
   double confirm_s = -1;     // step 5: the confirmation round
 };
@@ -289,12 +296,12 @@ std::vector<Assignment> NeighborAssignments(const SGraph& graph, const Assignmen
 // The median of `v` (non-empty): its middle value, or the mean of the middle two.
 double Median(std::vector<double> v);
 
-// When step 3 stops starting measurements: `measure_budget_s` after the first compilation
-// ended (`compiled`), but no later than `tune_end` (the tuning budget's end) less
-// `confirm_reserve` (kept for step 5), and never sooner than `min_measure` after `compiled`,
-// so that a slow compilation still leaves candidates measured. A budget <= 0 is no limit;
-// InfiniteFuture when neither limits.
-absl::Time MeasuringDeadline(absl::Time compiled, double measure_budget_s, absl::Time tune_end,
+// When step 3 stops starting measurements: `measure_budget_s` after it began (`start`), but
+// no later than `tune_end` (the tuning budget's end) less `confirm_reserve` (kept for step
+// 5), and never sooner than `min_measure` after `start`, so that slow candidate building
+// still leaves candidates measured. A budget <= 0 is no limit; InfiniteFuture when neither
+// limits.
+absl::Time MeasuringDeadline(absl::Time start, double measure_budget_s, absl::Time tune_end,
                              absl::Duration confirm_reserve, absl::Duration min_measure);
 
 // The confirmation round's choice (step 5): the index of the finalist whose measurements
