@@ -109,6 +109,11 @@ class AttentionGen {
     return absl::UnimplementedError(absl::StrCat("codegen: kernel ", kname_, ": ", what));
   }
   absl::Status Analyze();
+  // The resident blocks per SM that __launch_bounds__ asks for (why: at its use in Generate).
+  int64_t MinBlocks() const {
+    return wgmma_ ? (!pipeline_ && lw_ <= 64 && k_.threads == 256 ? 2 : 1)
+                  : (tpw_ == 1 && lw_ <= 32 ? std::max<int64_t>(1, 512 / k_.threads) : 1);
+  }
   // Pointer to head h's [rows, cols] slice of a rank-3 input tile (global memory).
   std::string SlicePtr(int op, const std::string& h, bool with_loop) const;
   // The address of element (h, r, c) of output op `out`'s tile: in the tensor (global memory),
@@ -363,6 +368,20 @@ absl::Status AttentionGen::Analyze() {
       return Err(ev_, absl::StrCat("attention_wgmma: the V tile's ", dv_,
                                    " columns must be a multiple of 64, at most 256"));
     }
+    // The score wgmma (m64, n = the warpgroup's KV columns) holds its lw/2 f32 accumulators
+    // per thread in one instruction, with about 26 other registers live beside it: ptxas
+    // asked for 154 at lw 256 and refused the 128 that __launch_bounds__(512, 1) leaves
+    // ("Insufficient registers"; 12 candidates of every attention row failed in NVRTC on
+    // 2026-12-06). Below that, ptxas spills rather than fails (lw 128 at 128 registers).
+    const int64_t need = lw_ / 2 + 26;
+    const int64_t cap = std::min<int64_t>(255, 65536 / (k_.threads * MinBlocks()));
+    if (need > cap) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "codegen: kernel ", kname_, ": attention_wgmma: the score wgmma's 64 x ", lw_,
+          " accumulator needs at least ", need, " registers per thread, over the ", cap,
+          " that ", k_.threads, " threads and ", MinBlocks(),
+          " resident block(s) leave; use fewer threads or a shorter KV chunk"));
+    }
   }
   late_loads_ = options_.attention_wgmma_late_loads;
   split_pv_ = options_.attention_wgmma_split_pv;
@@ -492,9 +511,7 @@ absl::StatusOr<LaunchConfig> AttentionGen::Generate(std::string& source) {
   // wgmma with two warpgroups and 64-column chunks: two resident blocks (≤ 128 registers, no
   // spills) measured 20.6 µs against 25.9 with one (gqa b=8, x16 y2 z8 F8 S2, 2026-12-02);
   // with one warpgroup, four blocks were no faster.
-  const int64_t min_blocks =
-      wgmma_ ? (!pipeline_ && lw_ <= 64 && k_.threads == 256 ? 2 : 1)
-             : (tpw_ == 1 && lw_ <= 32 ? std::max<int64_t>(1, 512 / k_.threads) : 1);
+  const int64_t min_blocks = MinBlocks();
   if (fused_ != nullptr) {
     absl::StrAppend(&s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error \"",
                     launch.function,

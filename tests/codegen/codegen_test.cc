@@ -1851,6 +1851,28 @@ TEST(CodegenTest, AttentionWgmmaRefusals) {
     EXPECT_THAT(GenerateCuda(p, options),
                 StatusIs(absl::StatusCode::kUnimplemented, ::testing::Eq(c.message)));
   }
+  // Four warpgroups with a 256-column score tile each: the score wgmma needs 154 registers
+  // per thread and 512 threads leave 128. Regression: ptxas refused such candidates ("Insufficient
+  // registers"), 12 on every attention row of the 2026-12-06 tuning runs. With 128 columns
+  // (F 4) the same block generates.
+  for (const auto& [assignment, ok] :
+       {std::pair{"gx=16,gy=1,gz=8,F=2,T=512,S=1", false}, {"gx=16,gy=1,gz=8,F=4,T=512,S=1", true}}) {
+    SCOPED_TRACE(assignment);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make({"gqa", "gqa", 8, false, assignment, 2}));
+    CodegenOptions options;
+    options.attention_wgmma = true;
+    if (ok) {
+      EXPECT_OK(GenerateCuda(p, options).status());
+    } else {
+      EXPECT_THAT(GenerateCuda(p, options),
+                  StatusIs(absl::StatusCode::kResourceExhausted,
+                           ::testing::Eq("codegen: kernel partial_kv: attention_wgmma: the score "
+                                         "wgmma's 64 x 256 accumulator needs at least 154 "
+                                         "registers per thread, over the 128 that 512 threads "
+                                         "and 1 resident block(s) leave; use fewer threads or a "
+                                         "shorter KV chunk")));
+    }
+  }
   // A 32-wide head: Q's rows are not whole 128-byte swizzle rows.
   ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                        fixtures::MakeFixture("gqa", {{"G", 2}, {"Lq", 64}, {"D", 32}, {"L", 512}}));
