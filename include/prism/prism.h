@@ -88,7 +88,8 @@ struct OptimizeOptions {
   // (Result::tune_cache_hit); empty: no cache.
   std::string tune_cache_dir;
   // Wall-clock budgets after the search, seconds, ≥ 0 (0: none), as `--measure-budget-s` and
-  // `--tune-budget-s`: for measuring candidates, and for everything after the search.
+  // `--tune-budget-s`: for compiling and measuring candidates (side by side), and for
+  // everything after the search.
   double measure_budget_s = 45;
   double tune_budget_s = 55;
   int refine_rounds = 2;              // rounds measuring the fastest candidates' neighbours, 0..8

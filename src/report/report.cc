@@ -401,6 +401,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
     if (c.refined_from >= 0) e["refined_from"] = c.refined_from;
     if (c.measurement) {
       e["measured_us"] = c.measurement->median_us;
+      if (c.measurement->replays > 0) e["replays"] = c.measurement->replays;
       e["relative_error"] = c.measurement->relative_error;
       e["matches"] = c.measurement->matches;
     }

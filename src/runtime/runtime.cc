@@ -471,7 +471,7 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
                                         const std::vector<Tensor>& inputs,
                                         const std::vector<Tensor>& reference,
                                         const MeasureOptions& options, bool release,
-                                        InputCache& cache) {
+                                        InputCache& cache, double best_us = 0) {
   void* module = nullptr;
   PRISM_CU(d.cuModuleLoadData(&module, cubin.data()));
   std::vector<void*> fns;
@@ -602,6 +602,11 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
   for (int i = 0; i < options.warmup; ++i) PRISM_CU(d.cuGraphLaunch(exec, stream));
   PRISM_CU(d.cuStreamSynchronize(stream));
   std::vector<double> ts;
+  auto median = [&ts] {
+    std::vector<double> s = ts;
+    std::sort(s.begin(), s.end());
+    return s[s.size() / 2];
+  };
   for (int i = 0; i < std::max(1, options.replays); ++i) {
     PRISM_CU(d.cuEventRecord(e0, stream));
     PRISM_CU(d.cuGraphLaunch(exec, stream));
@@ -610,9 +615,14 @@ absl::StatusOr<Measurement> MeasureWith(Driver& d, const std::string& cubin,
     float ms = 0;
     PRISM_CU(d.cuEventElapsedTime(&ms, e0, e1));
     ts.push_back(ms * 1000.0 / static_cast<double>(sets));
+    if (static_cast<int>(ts.size()) == options.early_stop_replays &&
+        options.early_stop_factor > 0 && best_us > 0 &&
+        median() > options.early_stop_factor * best_us) {
+      break;
+    }
   }
-  std::sort(ts.begin(), ts.end());
-  m.median_us = ts[ts.size() / 2];
+  m.median_us = median();
+  m.replays = static_cast<int>(ts.size());
   m.input_sets = static_cast<int>(sets);
   if (release) {
     PRISM_CU(d.cuEventDestroy(e0));
@@ -635,7 +645,8 @@ std::string MeasurementJson(const Measurement& m) {
                       {"sets", m.input_sets},
                       {"rel", std::isfinite(m.relative_error) ? m.relative_error : -1.0},
                       {"ratio", std::isfinite(m.tolerance_ratio) ? m.tolerance_ratio : -1.0},
-                      {"matches", m.matches}};
+                      {"matches", m.matches},
+                      {"replays", m.replays}};
   return j.dump();
 }
 
@@ -648,6 +659,7 @@ Measurement MeasurementFromJson(const std::string& payload) {
   m.relative_error = rel < 0 ? std::numeric_limits<double>::infinity() : rel;
   m.tolerance_ratio = ratio < 0 ? std::numeric_limits<double>::infinity() : ratio;
   m.matches = j["matches"];
+  m.replays = j["replays"];
   return m;
 }
 
@@ -696,6 +708,7 @@ absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
   // Per child (fork copies it empty): the driver, opened by the child's first job, and per
   // input list the inputs' device buffers. Their bytes are converted once, here, before any fork.
   std::optional<Driver> driver;
+  double best_us = 0;  // the fastest matching program this child measured (early stop)
   std::map<const std::vector<Tensor>*, InputCache> caches;
   for (const MeasureJob& job : jobs) {
     const std::vector<Tensor>* in = job.inputs ? job.inputs : &inputs;
@@ -714,7 +727,8 @@ absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
     const std::vector<Tensor>& ref = job.reference ? *job.reference : reference;
     PRISM_ASSIGN_OR_RETURN(Measurement m,
                            MeasureWith(*driver, *job.cubin, *job.launches, *job.program, in, ref,
-                                       options, /*release=*/true, caches[&in]));
+                                       options, /*release=*/true, caches[&in], best_us));
+    if (m.matches && (best_us == 0 || m.median_us < best_us)) best_us = m.median_us;
     return MeasurementJson(m);
   };
   PRISM_ASSIGN_OR_RETURN(
@@ -902,6 +916,7 @@ absl::StatusOr<std::vector<CompiledMeasurement>> CompileAndMeasureInChild(
   // buffers. The inputs' bytes are converted once, here, before any fork.
   std::unique_ptr<Compiles> compiles;
   std::optional<Driver> driver;
+  double best_us = 0;  // the fastest matching program this child measured (early stop)
   InputCache input_cache;
   for (const Tensor& t : inputs) input_cache.host.push_back(ToBytes(t));
   const int threads = CompileThreads(compile_threads, 1);
@@ -955,7 +970,8 @@ absl::StatusOr<std::vector<CompiledMeasurement>> CompileAndMeasureInChild(
     PRISM_ASSIGN_OR_RETURN(Measurement m,
                            MeasureWith(*driver, compiled->cubin, *jobs[k].launches,
                                        *jobs[k].program, inputs, reference, options,
-                                       /*release=*/true, input_cache));
+                                       /*release=*/true, input_cache, best_us));
+    if (m.matches && (best_us == 0 || m.median_us < best_us)) best_us = m.median_us;
     const std::string mj = MeasurementJson(m);
     PutU64(out, mj.size());
     out += mj;

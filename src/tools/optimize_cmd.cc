@@ -180,6 +180,7 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
       if (!k.compile_error.empty()) e["compile_error"] = k.compile_error;
       if (k.measurement) {
         e["measured_us"] = k.measurement->median_us;
+        if (k.measurement->replays > 0) e["replays"] = k.measurement->replays;
         e["input_sets"] = k.measurement->input_sets;
         e["relative_error"] = k.measurement->relative_error;
         e["matches"] = k.measurement->matches;

@@ -1070,10 +1070,12 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     for (size_t k = 0; k < order.size(); ++k) {
       jobs.push_back({&codes[order[k]].source, &codes[order[k]].launches, &programs[k]});
     }
+    runtime::MeasureOptions sweep = mopt;
+    sweep.early_stop_factor = options.early_stop_factor;
     PRISM_ASSIGN_OR_RETURN(
         std::vector<runtime::CompiledMeasurement> results,
         runtime::CompileAndMeasureInChild(r.device->ordinal, cache, r.sm, jobs, inputs, reference,
-                                          mopt, deadline, options.compile_threads));
+                                          sweep, deadline, options.compile_threads));
     cubins.resize(r.candidates.size());
     double waited = 0;
     for (size_t k = 0; k < order.size(); ++k) {
@@ -1235,6 +1237,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
             Instantiate(*r.search.families[r.candidates[i].family].graph, r.candidates[i].assignment));
         programs.push_back(std::move(bp));
       }
+      runtime::MeasureOptions confirm = mopt;
+      confirm.early_stop_factor = 0;  // every finalist in full
       std::vector<runtime::MeasureJob> jobs;
       for (int round = 0; round < options.confirm_rounds; ++round) {
         for (size_t k = 0; k < finalists.size(); ++k) {
@@ -1243,7 +1247,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       }
       PRISM_ASSIGN_OR_RETURN(
           std::vector<absl::StatusOr<runtime::Measurement>> measured,
-          runtime::MeasureAllInChild(r.device->ordinal, jobs, inputs, reference, mopt,
+          runtime::MeasureAllInChild(r.device->ordinal, jobs, inputs, reference, confirm,
                                      confirm_end));
       std::vector<std::vector<double>> times(finalists.size());
       for (size_t j = 0; j < measured.size(); ++j) {

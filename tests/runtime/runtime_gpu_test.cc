@@ -81,6 +81,34 @@ TEST(RuntimeGpuTest, QueriesAndMeasures) {
   ASSERT_OK_AND_ASSIGN(auto late, MeasureAllInChild(0, jobs, inputs, ref, {}, absl::Now()));
   for (const auto& m : late) EXPECT_THAT(m.status(), StatusIs(absl::StatusCode::kDeadlineExceeded, "not started: the deadline passed"));
 
+  // Early stop: a program far slower than the fastest matching one measured before it in the
+  // same child stops after early_stop_replays timed replays; the first program, and every
+  // program without the option, run all of them.
+  std::string slow = code.source;
+  slow.insert(at + body.size(),
+              "  { const long long t0 = clock64(); while (clock64() - t0 < 2000000) {} }\n");
+  ASSERT_OK_AND_ASSIGN(auto slow_compiled, CompileInChild(CompileCache(""), {slow}, dev->sm()));
+  ASSERT_OK(slow_compiled[0].status());
+  const std::string& slow_cubin = slow_compiled[0]->cubin;
+  const std::vector<MeasureJob> fast_slow = {{&slow_cubin, &code.launches, &p},
+                                             {&r.cubin, &code.launches, &p},
+                                             {&slow_cubin, &code.launches, &p}};
+  MeasureOptions early;
+  early.early_stop_factor = 1.5;
+  for (const auto& [factor, last_replays] : {std::pair{1.5, 5}, std::pair{0.0, 50}}) {
+    early.early_stop_factor = factor;
+    ASSERT_OK_AND_ASSIGN(auto fs, MeasureAllInChild(0, fast_slow, inputs, ref, early));
+    ASSERT_EQ(fs.size(), 3u);
+    for (const auto& m : fs) {
+      ASSERT_OK(m.status());
+      EXPECT_TRUE(m->matches);
+    }
+    EXPECT_EQ(fs[0]->replays, 50);  // nothing measured before it
+    EXPECT_EQ(fs[1]->replays, 50);
+    EXPECT_EQ(fs[2]->replays, last_replays) << factor;
+    EXPECT_GT(fs[2]->median_us, 1.5 * fs[1]->median_us);
+  }
+
   // Compiled and measured side by side in one child: the good programs match and come back
   // with their cubins, the trapping one fails after compiling (a fresh child goes on), the one
   // that is not CUDA does not compile.

@@ -105,6 +105,13 @@ struct MeasureOptions {
   int replays = 50;  // timed graph replays; the median is reported
   int warmup = 5;
   absl::Duration timeout = absl::Seconds(60);  // of the whole child
+  // Sequences only (MeasureAllInChild, CompileAndMeasureInChild): when > 0, a program whose
+  // first early_stop_replays timed replays have a median above early_stop_factor × the
+  // fastest matching program measured before it in the same child stops there, with that
+  // median (Measurement::replays says how many ran). A program that slow is not a finalist;
+  // its replays were most of a tuning run's measuring time (2026-12-06).
+  double early_stop_factor = 0;
+  int early_stop_replays = 5;
 };
 
 struct Measurement {
@@ -115,6 +122,7 @@ struct Measurement {
   double relative_error = 0;
   double tolerance_ratio = 0;
   bool matches = false;
+  int replays = 0;  // timed replays behind median_us (fewer than asked after an early stop)
 };
 
 // In a child process (MeasureAllInChild with one job): loads `cubin` on device `ordinal`, allocates every tensor of `program`

@@ -111,6 +111,10 @@ struct TuneOptions {
   // at most 16).
   int compile_threads = 0;
   runtime::MeasureOptions measure;
+  // MeasureOptions::early_stop_factor of steps 3 and 4 (not of the confirmation, which
+  // measures its finalists in full): a candidate whose first replays are this many times
+  // slower than the fastest matching one measured before it stops after them. 0: off.
+  double early_stop_factor = 1.5;
   uint64_t seed = 1;  // inputs of the correctness check
   // Wall-clock budget for compiling and measuring the candidates (the two run side by side;
   // the refinement rounds' included); 0: no limit.
