@@ -95,7 +95,7 @@ const CommandSpec& OptimizeSpec() {
     s->options.push_back(IntOption("--instances", "N", "candidates per family to measure", 1,
                                    1000, "96"));
     s->options.push_back(IntOption("--measure-budget-s", "S",
-                                   "wall-clock budget for measuring candidates in seconds", 1,
+                                   "wall-clock budget for compiling and measuring candidates in seconds", 1,
                                    3600, "45"));
     s->options.push_back(IntOption("--tune-budget-s", "S",
                                    "wall-clock budget for everything after the search in "

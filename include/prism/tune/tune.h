@@ -121,9 +121,9 @@ struct TuneOptions {
   double measure_budget_s = 45;
   // Wall-clock budget for everything after the search (building the candidates, compiling,
   // measuring, refining, confirming); 0: no limit. It moves the measuring deadline earlier
-  // (MeasuringDeadline) and ends the confirmation's allowance; building the candidates and the
-  // first compilation are not cut, so a row can pass it by what those overrun plus one
-  // measurement. 55 s keeps a row's tuning within WORKLOADS.md's 60 s target.
+  // (MeasuringDeadline) and ends the confirmation's allowance; building the candidates is not
+  // cut, so a row can pass it by what that overruns plus one compilation and measurement. 55 s
+  // keeps a row's tuning within WORKLOADS.md's 60 s target.
   double tune_budget_s = 55;
   // Tuning cache directory (TuneCache); empty: none. Used only with a GPU.
   std::string tune_cache_dir;
