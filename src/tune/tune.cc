@@ -1162,15 +1162,33 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       codes.push_back(std::move(made.second));
       added.push_back(r.candidates.size() - 1);
     };
-    // Loop-variant round (tune.h step 4): the refine_top fastest matching candidates that are
-    // wgmma attention instances, each again with every loop reordering of WgmmaLoopVariants
-    // (same family and assignment), compiled and measured before the neighbours are.
+    // Variant round (tune.h step 4): the refine_top fastest matching candidates, each again
+    // with PDL when it is a one-kernel instance without it, and with every loop reordering of
+    // WgmmaLoopVariants when it is a wgmma attention instance (same family and assignment),
+    // compiled and measured before the neighbours are.
     if (options.refine_rounds > 0 && r.selected >= 0 && absl::Now() < deadline) {
       std::vector<size_t> added;
       for (size_t from : FastestMatching(r.candidates, options.refine_top, {})) {
         const Candidate base = r.candidates[from];
-        if (base.codegen_variant.empty()) continue;
         const SGraph& g = *r.search.families[base.family].graph;
+        // The PDL twin of a one-kernel candidate (step 2 gives one-kernel instances PDL only
+        // up to kPdlOneKernelMaxCostUs): launched with programmatic dependent launch, it
+        // overlaps its launch with the previous call's end.
+        if (r.sm >= 90 && codes[from].launches.size() == 1 &&
+            !absl::StrContains(base.codegen_variant, "programmatic_dependent_launch")) {
+          const std::string name =
+              base.codegen_variant.empty()
+                  ? std::string("programmatic_dependent_launch")
+                  : absl::StrCat(base.codegen_variant, ",programmatic_dependent_launch");
+          const std::optional<codegen::CodegenOptions> vopt = VariantOptions(variants, name);
+          if (vopt && known.insert(key_of(base.family, base.assignment, name)).second) {
+            PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
+            absl::StatusOr<std::pair<double, codegen::GeneratedCode>> m =
+                GenerateChecked(pruner, *fam, g, base.assignment, *vopt, residency);
+            if (m.ok()) append(from, base.assignment, name, *std::move(m), added);
+          }
+        }
+        if (base.codegen_variant.empty()) continue;
         for (const auto& [name, vopt] : WgmmaLoopVariants(r.sm)) {
           if (!absl::StartsWith(name, absl::StrCat(base.codegen_variant, ",attention_wgmma_"))) {
             continue;

@@ -49,10 +49,12 @@
 //      cheapest candidate by the cost lower bound is selected (Method::kCostModel), compiled
 //      with NVRTC for the target's compute capability when NVRTC is available (candidates
 //      that do not compile are skipped, the next cheapest taken).
-//   4. With a GPU, refinement. First, when refine_rounds > 0, the loop-variant round: each of
-//      the refine_top fastest matching candidates that is a wgmma attention instance (variant
-//      attention_wgmma, with or without PDL) is generated again with every loop reordering of
-//      WgmmaLoopVariants(), same assignment, and those compiled and measured. Then the
+//   4. With a GPU, refinement. First, when refine_rounds > 0, the variant round: each of the
+//      refine_top fastest matching candidates is generated again, same assignment, with
+//      programmatic dependent launch when it is a one-kernel instance without it (sm_90 on; its
+//      variant plus ",programmatic_dependent_launch"), and with every loop reordering of
+//      WgmmaLoopVariants() when it is a wgmma attention instance (variant attention_wgmma,
+//      with or without PDL); those are compiled and measured. Then the
 //      rounds (TuneOptions::refine_rounds): the fastest matching candidates'
 //      neighbours (one parameter moved to the next feasible value of its domain, same codegen
 //      variant; NeighborAssignments) that are not candidates yet are generated, checked
