@@ -24,9 +24,10 @@ int64_t FloorModInt(int64_t a, int64_t b) {
   return r;
 }
 
-namespace {
+namespace internal {
 
-// Evaluates bottom-up with memoization (expressions are DAGs). Booleans are 0/1.
+// Evaluates bottom-up with memoization (expressions are DAGs). Booleans are 0/1. The memo
+// holds successful values only, so it may serve several roots.
 class Evaluator {
  public:
   Evaluator(const ExprContext& ctx, const Assignment& assignment)
@@ -148,12 +149,33 @@ class Evaluator {
   absl::flat_hash_map<Expr, int64_t> memo_;
 };
 
-}  // namespace
+}  // namespace internal
 
 absl::StatusOr<int64_t> Evaluate(const ExprContext& ctx, Expr e, const Assignment& assignment) {
-  Evaluator ev(ctx, assignment);
+  internal::Evaluator ev(ctx, assignment);
   ev.set_root(e);
   return ev.Eval(e);
+}
+
+AssignmentEvaluator::AssignmentEvaluator(const ExprContext& ctx, const Assignment& assignment)
+    : ctx_(ctx), impl_(std::make_unique<internal::Evaluator>(ctx, assignment)) {}
+
+AssignmentEvaluator::~AssignmentEvaluator() = default;
+
+absl::StatusOr<int64_t> AssignmentEvaluator::Evaluate(Expr e) {
+  impl_->set_root(e);
+  return impl_->Eval(e);
+}
+
+absl::StatusOr<int64_t> AssignmentEvaluator::EvaluateInt(Expr e) {
+  PRISM_CHECK(ctx_.sort(e) == Sort::kInt, "EvaluateInt of a boolean: ", ctx_.ToString(e));
+  return Evaluate(e);
+}
+
+absl::StatusOr<bool> AssignmentEvaluator::EvaluateBool(Expr e) {
+  PRISM_CHECK(ctx_.sort(e) == Sort::kBool, "EvaluateBool of an integer: ", ctx_.ToString(e));
+  PRISM_ASSIGN_OR_RETURN(int64_t v, Evaluate(e));
+  return v != 0;
 }
 
 absl::StatusOr<int64_t> EvaluateInt(const ExprContext& ctx, Expr e, const Assignment& assignment) {

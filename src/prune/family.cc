@@ -265,8 +265,11 @@ absl::StatusOr<Family::Evaluation> Family::Evaluate(const Assignment& assignment
     }
   }
   if (!ev.domain_violations.empty()) return ev;
+  // One evaluator for all of them: the constraints and metrics share most subexpressions
+  // (tile sizes, grid products), and this runs for every enumerated instance.
+  AssignmentEvaluator values(*ctx_, assignment);
   for (const NamedConstraint& c : constraints_) {
-    absl::StatusOr<bool> holds = EvaluateBool(*ctx_, c.condition, assignment);
+    absl::StatusOr<bool> holds = values.EvaluateBool(c.condition);
     if (!holds.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("constraint ", c.name, ": ", holds.status().message()));
@@ -274,7 +277,7 @@ absl::StatusOr<Family::Evaluation> Family::Evaluate(const Assignment& assignment
     if (!*holds) ev.violated_constraints.push_back(c.name);
   }
   for (const MetricInfo& m : StandardMetrics()) {
-    absl::StatusOr<int64_t> v = EvaluateInt(*ctx_, MetricOrDefault(m.name), assignment);
+    absl::StatusOr<int64_t> v = values.EvaluateInt(MetricOrDefault(m.name));
     if (!v.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("metric ", m.name, ": ", v.status().message()));
     }

@@ -256,5 +256,65 @@ TEST(EvalTest, Errors) {
   }
 }
 
+// One AssignmentEvaluator for many roots that share subexpressions: every value and every
+// error (message included, which quotes the root being evaluated) equals the free function's,
+// whatever the order, also after a shared subexpression was memoized under another root.
+TEST(EvalTest, AssignmentEvaluatorMatchesEvaluateAcrossRoots) {
+  ExprContext ctx;
+  ASSERT_OK(ctx.Var("K", R(0, INT64_MAX)).status());
+  ASSERT_OK(ctx.Var("F", R(0, INT64_MAX)).status());
+  ASSERT_OK(ctx.Var("T", R(0, INT64_MAX)).status());
+  const std::vector<const char*> roots = {
+      "K floordiv F",
+      "(K floordiv F) * T",
+      "(K floordiv F) * T <= 4096",
+      "K floordiv F == 1 and T < 0",
+      "K mod (F - 1)",
+      "K * T + K floordiv F",
+      "T floordiv (K - 8)",
+  };
+  const std::vector<Assignment> assignments = {
+      {{"K", 64}, {"F", 4}, {"T", 128}},  // all defined
+      {{"K", 8}, {"F", 1}, {"T", 3}},     // K mod (F - 1) and T floordiv (K - 8) divide by zero
+      {{"K", 8}, {"F", 0}, {"T", 1}},     // K floordiv F divides by zero under every root
+      {{"K", 8}, {"F", 2}},               // T unbound
+  };
+  std::vector<Expr> es;
+  for (const char* text : roots) {
+    ASSERT_OK_AND_ASSIGN(Expr e, ParseExpr(ctx, text));
+    es.push_back(e);
+  }
+  for (const Assignment& a : assignments) {
+    for (bool reversed : {false, true}) {
+      AssignmentEvaluator values(ctx, a);
+      for (size_t k = 0; k < es.size(); ++k) {
+        const Expr e = es[reversed ? es.size() - 1 - k : k];
+        const absl::StatusOr<int64_t> want = Evaluate(ctx, e, a);
+        const absl::StatusOr<int64_t> got = values.Evaluate(e);
+        ASSERT_EQ(got.status(), want.status()) << ctx.ToString(e);
+        if (want.ok()) {
+          EXPECT_EQ(*got, *want) << ctx.ToString(e);
+        }
+        if (ctx.sort(e) == Sort::kBool) {
+          EXPECT_EQ(values.EvaluateBool(e).status(), EvaluateBool(ctx, e, a).status());
+        } else {
+          EXPECT_EQ(values.EvaluateInt(e).status(), EvaluateInt(ctx, e, a).status());
+        }
+      }
+    }
+  }
+  // The message names the root being evaluated, not the one that memoized the shared part.
+  const Assignment zero_f = {{"K", 8}, {"F", 0}, {"T", 1}};
+  AssignmentEvaluator values(ctx, zero_f);
+  ASSERT_OK_AND_ASSIGN(Expr a, ParseExpr(ctx, "(K floordiv F) * T"));
+  ASSERT_OK_AND_ASSIGN(Expr b, ParseExpr(ctx, "K floordiv F"));
+  EXPECT_THAT(values.Evaluate(a),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "division by zero in 'K floordiv F': the divisor 'F' is 0"));
+  EXPECT_THAT(values.Evaluate(b),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "division by zero in 'K floordiv F': the divisor 'F' is 0"));
+}
+
 }  // namespace
 }  // namespace prism

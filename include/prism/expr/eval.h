@@ -16,6 +16,7 @@
 #define PRISM_EXPR_EVAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -33,6 +34,32 @@ absl::StatusOr<int64_t> EvaluateInt(const ExprContext& ctx, Expr e, const Assign
 absl::StatusOr<bool> EvaluateBool(const ExprContext& ctx, Expr e, const Assignment& assignment);
 // Either sort; a boolean is returned as 0 or 1.
 absl::StatusOr<int64_t> Evaluate(const ExprContext& ctx, Expr e, const Assignment& assignment);
+
+namespace internal {
+class Evaluator;
+}  // namespace internal
+
+// Evaluates many expressions of one context at one assignment, computing each common
+// subexpression once: for a family's constraints and metrics (prune/family.h), cheaper than
+// one Evaluate call each. Every call returns what the free function of the same name returns
+// (values, errors and their messages). `ctx` and `assignment` must outlive the evaluator and
+// stay unchanged while it is used.
+class AssignmentEvaluator {
+ public:
+  AssignmentEvaluator(const ExprContext& ctx, const Assignment& assignment);
+  AssignmentEvaluator(const ExprContext& ctx, Assignment&& assignment) = delete;  // would dangle
+  ~AssignmentEvaluator();
+  AssignmentEvaluator(const AssignmentEvaluator&) = delete;
+  AssignmentEvaluator& operator=(const AssignmentEvaluator&) = delete;
+
+  absl::StatusOr<int64_t> EvaluateInt(Expr e);  // PRISM_CHECK on sort, as EvaluateInt
+  absl::StatusOr<bool> EvaluateBool(Expr e);    // PRISM_CHECK on sort, as EvaluateBool
+  absl::StatusOr<int64_t> Evaluate(Expr e);
+
+ private:
+  const ExprContext& ctx_;
+  std::unique_ptr<internal::Evaluator> impl_;
+};
 
 // Floor division / modulo helpers with the semantics of FloorDiv/Mod (b != 0; the only
 // overflowing case, INT64_MIN floordiv -1, is PRISM_CHECKed by FloorDivInt: callers test it).
