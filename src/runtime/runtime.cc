@@ -663,6 +663,32 @@ Measurement MeasurementFromJson(const std::string& payload) {
   return m;
 }
 
+// Measures the programs of one child's sequence: the driver, opened by the first, and the
+// fastest matching program so far (MeasureOptions::early_stop_factor compares with it).
+// Fork copies it as it is, so it lives in the parent empty.
+struct SequenceMeasurer {
+  int ordinal = 0;
+  std::optional<Driver> driver;
+  double best_us = 0;
+
+  absl::StatusOr<Measurement> Measure(const std::string& cubin,
+                                      const std::vector<codegen::LaunchConfig>& launches,
+                                      const BlockProgram& program,
+                                      const std::vector<Tensor>& inputs,
+                                      const std::vector<Tensor>& reference,
+                                      const MeasureOptions& options, InputCache& cache) {
+    if (!driver) {
+      PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
+      driver = d;
+    }
+    PRISM_ASSIGN_OR_RETURN(Measurement m,
+                           MeasureWith(*driver, cubin, launches, program, inputs, reference,
+                                       options, /*release=*/true, cache, best_us));
+    if (m.matches && (best_us == 0 || m.median_us < best_us)) best_us = m.median_us;
+    return m;
+  }
+};
+
 }  // namespace
 
 bool DriverLibraryPresent() {
@@ -705,10 +731,11 @@ absl::StatusOr<DeviceInfo> QueryDevice(int ordinal, absl::Duration timeout) {
 absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
     int ordinal, const std::vector<MeasureJob>& jobs, const std::vector<Tensor>& inputs,
     const std::vector<Tensor>& reference, const MeasureOptions& options, absl::Time deadline) {
-  // Per child (fork copies it empty): the driver, opened by the child's first job, and per
-  // input list the inputs' device buffers. Their bytes are converted once, here, before any fork.
-  std::optional<Driver> driver;
-  double best_us = 0;  // the fastest matching program this child measured (early stop)
+  // Per child (fork copies them empty): the measurer (the driver, opened by the child's first
+  // job) and per input list the inputs' device buffers. Their bytes are converted once, here,
+  // before any fork.
+  SequenceMeasurer measurer;
+  measurer.ordinal = ordinal;
   std::map<const std::vector<Tensor>*, InputCache> caches;
   for (const MeasureJob& job : jobs) {
     const std::vector<Tensor>* in = job.inputs ? job.inputs : &inputs;
@@ -718,17 +745,11 @@ absl::StatusOr<std::vector<absl::StatusOr<Measurement>>> MeasureAllInChild(
     }
   }
   auto measure = [&](int i) -> absl::StatusOr<std::string> {
-    if (!driver) {
-      PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
-      driver = d;
-    }
     const MeasureJob& job = jobs[static_cast<size_t>(i)];
     const std::vector<Tensor>& in = job.inputs ? *job.inputs : inputs;
     const std::vector<Tensor>& ref = job.reference ? *job.reference : reference;
-    PRISM_ASSIGN_OR_RETURN(Measurement m,
-                           MeasureWith(*driver, *job.cubin, *job.launches, *job.program, in, ref,
-                                       options, /*release=*/true, caches[&in], best_us));
-    if (m.matches && (best_us == 0 || m.median_us < best_us)) best_us = m.median_us;
+    PRISM_ASSIGN_OR_RETURN(Measurement m, measurer.Measure(*job.cubin, *job.launches, *job.program,
+                                                           in, ref, options, caches[&in]));
     return MeasurementJson(m);
   };
   PRISM_ASSIGN_OR_RETURN(
@@ -824,6 +845,38 @@ bool GetU64(const std::string& in, size_t& pos, uint64_t& v) {
   pos += 8;
   return true;
 }
+bool GetBytes(const std::string& in, size_t& pos, std::string& out) {
+  uint64_t len = 0;
+  if (!GetU64(in, pos, len) || len > in.size() - pos) return false;
+  out = in.substr(pos, len);
+  pos += len;
+  return true;
+}
+// A compilation's framing: u64 kind (0 compiled, 1 cache hit, else 2 + status code), u64
+// length, the cubin or the message.
+void PutCompile(std::string& out, const absl::StatusOr<CachedCompile>& c) {
+  if (c.ok()) {
+    PutU64(out, c->cache_hit ? 1 : 0);
+    PutU64(out, c->cubin.size());
+    out += c->cubin;
+  } else {
+    PutU64(out, 2 + static_cast<uint64_t>(c.status().code()));
+    PutU64(out, c.status().message().size());
+    out += std::string(c.status().message());
+  }
+}
+// PutCompile's inverse; false when `in` is truncated.
+bool GetCompile(const std::string& in, size_t& pos, absl::StatusOr<CachedCompile>& c) {
+  uint64_t kind = 0;
+  std::string bytes;
+  if (!GetU64(in, pos, kind) || !GetBytes(in, pos, bytes)) return false;
+  if (kind < 2) {
+    c = CachedCompile{std::move(bytes), kind == 1};
+  } else {
+    c = absl::Status(static_cast<absl::StatusCode>(kind - 2), bytes);
+  }
+  return true;
+}
 }  // namespace
 
 int CompileThreads(int requested, int reserve) {
@@ -835,7 +888,7 @@ int CompileThreads(int requested, int reserve) {
 absl::StatusOr<std::vector<absl::StatusOr<CachedCompile>>> CompileInChild(
     const CompileCache& cache, const std::vector<std::string>& sources, int sm,
     absl::Duration timeout, int threads) {
-  // Framing per source: u64 kind (0 ok, 1 hit, else 2 + status code), u64 length, bytes.
+  // One PutCompile per source.
   PRISM_ASSIGN_OR_RETURN(
       ChildResult r, RunInChild(
                          [&]() -> absl::StatusOr<std::string> {
@@ -856,47 +909,21 @@ absl::StatusOr<std::vector<absl::StatusOr<CachedCompile>>> CompileInChild(
                            for (std::thread& t : pool) t.join();
                            std::string out;
                            for (const absl::StatusOr<CachedCompile>& c : results) {
-                             if (c.ok()) {
-                               PutU64(out, c->cache_hit ? 1 : 0);
-                               PutU64(out, c->cubin.size());
-                               out += c->cubin;
-                             } else {
-                               PutU64(out, 2 + static_cast<uint64_t>(c.status().code()));
-                               PutU64(out, c.status().message().size());
-                               out += std::string(c.status().message());
-                             }
+                             PutCompile(out, c);
                            }
                            return out;
                          },
                          timeout));
   PRISM_ASSIGN_OR_RETURN(std::string payload, FromChild(r, "the compilation"));
-  std::vector<absl::StatusOr<CachedCompile>> results;
+  std::vector<absl::StatusOr<CachedCompile>> results(sources.size());
   size_t pos = 0;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    uint64_t kind = 0, len = 0;
-    if (!GetU64(payload, pos, kind) || !GetU64(payload, pos, len) || pos + len > payload.size()) {
+  for (absl::StatusOr<CachedCompile>& c : results) {
+    if (!GetCompile(payload, pos, c)) {
       return absl::InternalError("the compilation child returned a truncated result");
-    }
-    std::string bytes = payload.substr(pos, len);
-    pos += len;
-    if (kind < 2) {
-      results.push_back(CachedCompile{std::move(bytes), kind == 1});
-    } else {
-      results.push_back(absl::Status(static_cast<absl::StatusCode>(kind - 2), bytes));
     }
   }
   return results;
 }
-
-namespace {
-bool GetBytes(const std::string& in, size_t& pos, std::string& out) {
-  uint64_t len = 0;
-  if (!GetU64(in, pos, len) || len > in.size() - pos) return false;
-  out = in.substr(pos, len);
-  pos += len;
-  return true;
-}
-}  // namespace
 
 absl::StatusOr<std::vector<CompiledMeasurement>> CompileAndMeasureInChild(
     int ordinal, const CompileCache& cache, int sm, const std::vector<CompileMeasureJob>& jobs,
@@ -915,13 +942,13 @@ absl::StatusOr<std::vector<CompiledMeasurement>> CompileAndMeasureInChild(
   // Per child (fork copies them empty): the compilations, the driver and the inputs' device
   // buffers. The inputs' bytes are converted once, here, before any fork.
   std::unique_ptr<Compiles> compiles;
-  std::optional<Driver> driver;
-  double best_us = 0;  // the fastest matching program this child measured (early stop)
+  SequenceMeasurer measurer;
+  measurer.ordinal = ordinal;
   InputCache input_cache;
   for (const Tensor& t : inputs) input_cache.host.push_back(ToBytes(t));
   const int threads = CompileThreads(compile_threads, 1);
-  // Payload per job: the wait (f64 bits), the compilation's kind (0 compiled, 1 cache hit, else
-  // 2 + status code) and its cubin or message, then (compiled only) the measurement's JSON.
+  // Payload per job: the wait (f64 bits), the compilation (PutCompile), then (compiled only)
+  // the measurement's JSON.
   auto job = [&](int i) -> absl::StatusOr<std::string> {
     const size_t k = static_cast<size_t>(i);
     if (!compiles) {
@@ -954,24 +981,11 @@ absl::StatusOr<std::vector<CompiledMeasurement>> CompileAndMeasureInChild(
     uint64_t bits = 0;
     std::memcpy(&bits, &waited, 8);
     PutU64(out, bits);
-    if (!compiled.ok()) {
-      PutU64(out, 2 + static_cast<uint64_t>(compiled.status().code()));
-      PutU64(out, compiled.status().message().size());
-      out += std::string(compiled.status().message());
-      return out;
-    }
-    PutU64(out, compiled->cache_hit ? 1 : 0);
-    PutU64(out, compiled->cubin.size());
-    out += compiled->cubin;
-    if (!driver) {
-      PRISM_ASSIGN_OR_RETURN(Driver d, OpenDevice(ordinal));
-      driver = d;
-    }
+    PutCompile(out, compiled);
+    if (!compiled.ok()) return out;
     PRISM_ASSIGN_OR_RETURN(Measurement m,
-                           MeasureWith(*driver, compiled->cubin, *jobs[k].launches,
-                                       *jobs[k].program, inputs, reference, options,
-                                       /*release=*/true, input_cache, best_us));
-    if (m.matches && (best_us == 0 || m.median_us < best_us)) best_us = m.median_us;
+                           measurer.Measure(compiled->cubin, *jobs[k].launches, *jobs[k].program,
+                                            inputs, reference, options, input_cache));
     const std::string mj = MeasurementJson(m);
     PutU64(out, mj.size());
     out += mj;
@@ -999,20 +1013,16 @@ absl::StatusOr<std::vector<CompiledMeasurement>> CompileAndMeasureInChild(
     }
     const std::string& p = r->payload;
     size_t pos = 0;
-    uint64_t bits = 0, kind = 0;
-    std::string bytes, mj;
-    if (!GetU64(p, pos, bits) || !GetU64(p, pos, kind) || !GetBytes(p, pos, bytes) ||
-        (kind < 2 && !GetBytes(p, pos, mj))) {
+    uint64_t bits = 0;
+    std::string mj;
+    if (!GetU64(p, pos, bits) || !GetCompile(p, pos, o.compiled) ||
+        (o.compiled.ok() && !GetBytes(p, pos, mj))) {
       return absl::InternalError("the compile-and-measure child returned a truncated result");
     }
     std::memcpy(&o.compile_wait_s, &bits, 8);
-    if (kind >= 2) {
-      o.compiled = absl::Status(static_cast<absl::StatusCode>(kind - 2), bytes);
-      o.measured = absl::FailedPreconditionError("not measured: it did not compile");
-      continue;
-    }
-    o.compiled = CachedCompile{std::move(bytes), kind == 1};
-    o.measured = MeasurementFromJson(mj);
+    o.measured = o.compiled.ok()
+                     ? absl::StatusOr<Measurement>(MeasurementFromJson(mj))
+                     : absl::FailedPreconditionError("not measured: it did not compile");
   }
   return out;
 }
