@@ -79,8 +79,8 @@ class Counter {
       case OpCategory::kMatMul:
         r.flops = S(ctx_.Mul({ctx_.Const(2), Elems(out), in.back()}));
         break;
-      case OpCategory::kReduce:
-      case OpCategory::kConcat: r.flops = S(Elems(in)); break;
+      case OpCategory::kReduce: r.flops = S(Elems(in)); break;
+      case OpCategory::kConcat: r.flops = ctx_.Const(0); break;  // data movement (ir §5)
       case OpCategory::kNorm: r.flops = S(ctx_.Mul(ctx_.Const(3), Elems(in))); break;
       default: r.flops = S(Elems(out)); break;
     }
@@ -220,6 +220,17 @@ absl::StatusOr<SGraphResources> ComputeResources(const SGraph& graph,
       {"sfu_ops", sum([](const KernelResources& r) { return r.sfu_ops; })},
       {"kernels", ctx.Const(static_cast<int64_t>(graph.kernels().size()))},
   };
+  // Only library kernels (a concat's copy): no block graph defines the capacity metrics, so
+  // they stay absent (known_<metric> false) rather than the neutral 1 thread per block, which
+  // the hard rules would read as a block size.
+  bool any_block = false;
+  for (const KernelResources& r : out.kernels) any_block = any_block || !r.library;
+  if (!any_block) {
+    std::erase_if(out.metrics, [](const std::pair<std::string, Expr>& m) {
+      return m.first != "dram_bytes" && m.first != "l2_bytes" && m.first != "flops" &&
+             m.first != "sfu_ops" && m.first != "kernels";
+    });
+  }
   return out;
 }
 

@@ -30,7 +30,11 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   }
   // The theories load (errors surface before any work); workers make their own pruners.
   PRISM_RETURN_IF_ERROR(prune::Pruner::Create(target_).status());
-  if (!ReplayCache()) {
+  if (std::optional<SGraph> lib = ConcatLibraryGraph()) {
+    // No generation: the concat's one family (the cache has nothing to add).
+    result_.funnel.generated = result_.funnel.structures = result_.funnel.map_validated = 1;
+    Queue(*std::move(lib), kNoTemplate);
+  } else if (!ReplayCache()) {
     PRISM_RETURN_IF_ERROR(BuildTarget());
     CollectVocabulary();
     std::vector<GenOp> ops;
@@ -61,6 +65,27 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   result_.elapsed_s = absl::ToDoubleSeconds(absl::Now() - start);
   Report("done", 0, 0, /*force=*/true);
   return std::move(result_);
+}
+
+std::optional<SGraph> Searcher::ConcatLibraryGraph() const {
+  const Node& out = program_.node(program_.outputs()[0].tensor);
+  if (out.op != OpKind::kConcat) return std::nullopt;
+  for (TensorId t : out.operands) {
+    if (program_.node(t).op != OpKind::kInput) return std::nullopt;
+  }
+  SGraph g("candidate");
+  std::vector<int> index(program_.nodes().size(), -1);
+  for (TensorId t : program_.inputs()) {
+    const Node& n = program_.node(t);
+    index[t.value()] = g.AddInput(n.name, n.dtype, n.shape);
+  }
+  LibraryKernel lk;
+  lk.op = OpKind::kConcat;
+  for (TensorId t : out.operands) lk.operands.push_back(index[t.value()]);
+  lk.result = g.AddOutput(out.name, out.dtype, out.shape);
+  lk.dim = out.dim;
+  g.AddLibraryKernel("k0", lk);
+  return g;
 }
 
 absl::Status Searcher::BuildTarget() {
@@ -154,7 +179,9 @@ std::string NoFamilyHint(const Program& program) {
   for (const Node& n : program.nodes()) {
     if (n.op == OpKind::kConcat) {
       return absl::StrCat("; concat", LineText(n),
-                          " has no block op yet: compute its parts as separate outputs");
+                          " is not a block op: a concat inside a computation runs as a kernel "
+                          "of its own (prism::OptimizeParts and prism optimize cut the program "
+                          "there: search SplitAtConcat)");
     }
   }
   // A reduction over another dim than the last: every block op that reduces (sum, max, rms,
@@ -303,23 +330,81 @@ absl::StatusOr<std::optional<ChainedSplit>> SplitAtChainedMatmul(const Program& 
   return out;
 }
 
-std::string SplitManifest(const std::string& label, const Program& program,
-                          const ChainedSplit& split) {
-  const Node& cut = program.node(split.chain.cut);
+namespace {
+
+// The first of `base`, base1, base2, ... that names no tensor of `program`.
+std::string FreshName(const Program& program, absl::string_view base) {
+  for (int k = 0;; ++k) {
+    std::string n = k == 0 ? std::string(base) : absl::StrCat(base, k);
+    if (!program.Find(n)) return n;
+  }
+}
+
+std::string Manifest(const std::string& label, const Program& program, TensorId cut_tensor,
+                     const Program (&parts)[2], const std::string (&names)[2]) {
+  const Node& cut = program.node(cut_tensor);
   nlohmann::ordered_json j = {
       {"format", "prism.split"},
       {"version", 1},
       {"program", label},
-      {"cut", {{"tensor", split.names[0]}, {"dtype", DTypeName(cut.dtype)}, {"shape", cut.shape}}},
+      {"cut", {{"tensor", names[0]}, {"dtype", DTypeName(cut.dtype)}, {"shape", cut.shape}}},
       {"parts", nlohmann::ordered_json::array()}};
   for (int i = 0; i < 2; ++i) {
-    const Program& part = split.parts[i];
+    const Program& part = parts[i];
     std::vector<std::string> ins, outs;
     for (TensorId t : part.inputs()) ins.push_back(part.node(t).name);
     for (const OutputDecl& o : part.outputs()) outs.push_back(part.node(o.tensor).name);
-    j["parts"].push_back({{"dir", split.names[i]}, {"inputs", ins}, {"outputs", outs}});
+    j["parts"].push_back({{"dir", names[i]}, {"inputs", ins}, {"outputs", outs}});
   }
   return j.dump(1) + "\n";
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<ConcatSplit>> SplitAtConcat(const Program& program) {
+  if (program.outputs().size() != 1) {
+    return absl::InvalidArgumentError("SplitAtConcat: the program must have one output");
+  }
+  const TensorId out = program.outputs()[0].tensor;
+  std::optional<TensorId> cut;
+  const Node& on = program.node(out);
+  if (on.op == OpKind::kConcat) {
+    for (TensorId t : on.operands) {
+      if (program.node(t).op != OpKind::kInput) {
+        cut = t;
+        break;
+      }
+    }
+    if (!cut) return std::nullopt;  // one concat of inputs: the search's library kernel
+  } else {
+    for (size_t k = 0; k < program.nodes().size() && !cut; ++k) {
+      if (program.nodes()[k].op == OpKind::kConcat) cut = TensorId(static_cast<uint32_t>(k));
+    }
+    if (!cut) return std::nullopt;
+  }
+  const Node& at = program.node(*cut);
+  const std::string name = at.name.empty() ? FreshName(program, "C") : at.name;
+  PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, *cut, name));
+  ConcatSplit result{*cut, {std::move(split.first), std::move(split.second)}, {name, ""}};
+  result.names[1] = result.parts[1].node(result.parts[1].outputs()[0].tensor).name;
+  return result;
+}
+
+absl::Status ConcatCutLimitError() {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the program needs more than ", kMaxConcatCuts,
+      " cuts at concats (each concat inside a computation runs as a kernel of its own): split "
+      "it into smaller programs"));
+}
+
+std::string SplitManifest(const std::string& label, const Program& program,
+                          const ConcatSplit& split) {
+  return Manifest(label, program, split.cut, split.parts, split.names);
+}
+
+std::string SplitManifest(const std::string& label, const Program& program,
+                          const ChainedSplit& split) {
+  return Manifest(label, program, split.chain.cut, split.parts, split.names);
 }
 
 absl::StatusOr<SearchResult> Search(const Program& program, const SearchConfig& config,

@@ -215,6 +215,7 @@ absl::Status Searcher::RecordCache() {
   if (config_.cache == nullptr || result_.cache_hit || result_.budget_exhausted) return absl::OkStatus();
   std::vector<bool> keep(templates_.size(), false);
   for (const Candidate& c : candidates_) {
+    if (c.template_index == kNoTemplate) continue;  // a library family: nothing to cache
     if (c.proof && c.proof->verdict == equiv::Verdict::kProved) keep[c.template_index] = true;
   }
   nlohmann::json list = nlohmann::json::array();

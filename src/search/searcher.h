@@ -242,6 +242,15 @@ class Searcher {
 
   void Queue(SGraph g, size_t template_index);
 
+  // A Program whose output is one concat of its inputs (every operand an input, in any order,
+  // an input read more than once allowed): the one family is a single library kernel that runs
+  // the concat (codegen's copy kernel), with no parameters. nullopt for any other Program: the
+  // block-op generation has no concat op, so a concat inside a computation has no family
+  // (prism::OptimizeParts cuts such programs at the concat, search SplitAtConcat).
+  std::optional<SGraph> ConcatLibraryGraph() const;
+  // Queued library candidates carry this template index (no template: not cached).
+  static constexpr size_t kNoTemplate = static_cast<size_t>(-1);
+
   // ---- the shape-independent cache (cache.h) -------------------------------------------------
   // A structure and its maps: everything TryMaps needs to rebuild its candidates at any sizes.
   struct Template {

@@ -235,7 +235,8 @@ absl::Status SearchOne(const Program& program, const std::string& label, const T
     absl::StrAppend(&text, "\n#", i + 1, "  ", fr.kernels, " kernel", fr.kernels == 1 ? "" : "s",
                     ", cost ", Significant(fr.rank_us, 4), " µs (lower bound ",
                     Significant(fr.cost_us, 4), " µs) at ",
-                    AssignmentText(*fr.graph, fr.best), ", proof ", fr.proof_steps, " steps\n",
+                    fr.graph->params().empty() ? "(no parameters)" : AssignmentText(*fr.graph, fr.best),
+                    ", proof ", fr.proof_steps, " steps\n",
                     SGraphToString(*fr.graph));
   }
   io.out << text;

@@ -133,5 +133,38 @@ TEST(BlockResourcesTest, MetricsEvaluateForEveryFixture) {
   }
 }
 
+// A graph of library kernels only (the search's concat of inputs): work metrics and the
+// launch count, and no capacity metric (no block graph defines one; the pruner then reads
+// them as unknown rather than as one thread per block). Graphs with a block graph keep all
+// twelve (MetricsEvaluateForEveryFixture).
+TEST(BlockResourcesTest, LibraryKernelsAloneHaveNoCapacityMetrics) {
+  SGraph g("concat");
+  const int a = g.AddInput("A", DType::kF16, Shape{8, 4096});
+  const int b = g.AddInput("B", DType::kF16, Shape{8, 1024});
+  LibraryKernel lk;
+  lk.op = OpKind::kConcat;
+  lk.operands = {a, b};
+  lk.result = g.AddOutput("Y", DType::kF16, Shape{8, 5120});
+  lk.dim = -1;
+  g.AddLibraryKernel("k0", lk);
+  ASSERT_OK_AND_ASSIGN(SGraphAnalysis info, Validate(g));
+  ASSERT_OK_AND_ASSIGN(SGraphResources res, ComputeResources(g, info));
+  const struct {
+    const char* name;
+    int64_t value;
+  } kWant[] = {{"dram_bytes", 2 * (8 * 4096 + 8 * 1024 + 8 * 5120)},
+               {"l2_bytes", 2 * (8 * 4096 + 8 * 1024 + 8 * 5120)},
+               {"flops", 0},
+               {"sfu_ops", 0},
+               {"kernels", 1}};
+  ASSERT_EQ(res.metrics.size(), std::size(kWant));
+  for (size_t i = 0; i < std::size(kWant); ++i) {
+    SCOPED_TRACE(kWant[i].name);
+    EXPECT_EQ(res.metrics[i].first, kWant[i].name);
+    ASSERT_OK_AND_ASSIGN(int64_t v, EvaluateInt(g.ctx(), res.metrics[i].second, Assignment{}));
+    EXPECT_EQ(v, kWant[i].value);
+  }
+}
+
 }  // namespace
 }  // namespace prism

@@ -519,7 +519,9 @@ TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
       {"X = input f16[2, 64]\nW = input f16[1, 64]\nY = add(X, W)\noutput Y\n", ""},
       {"X = input f16[64]\nY = exp(X)\noutput Y\n", ""},
       {"A = input f16[2, 8]\nB = input f16[3, 8]\nY = concat(A, exp(B), 0)\noutput Y\n",
-       "; concat (line 3) has no block op yet: compute its parts as separate outputs"},
+       "; concat (line 3) is not a block op: a concat inside a computation runs as a kernel of "
+       "its own (prism::OptimizeParts and prism optimize cut the program there: search "
+       "SplitAtConcat)"},
       // Reductions over another dim than the last (random programs, 2026-12-05: 13 of 100
       // ended with "no family" and no reason).
       {"X = input f32[4, 2, 2]\nY = softmax(X, 1)\noutput Y\n",
@@ -703,6 +705,131 @@ TEST(SplitAtChainedMatmulTest, NamesTheCutAndSplitsThere) {
             "    \"X\",\n    \"W1\"\n   ],\n   \"outputs\": [\n    \"H\"\n   ]\n  },\n  {\n"
             "   \"dir\": \"Y\",\n   \"inputs\": [\n    \"W2\",\n    \"H\"\n   ],\n"
             "   \"outputs\": [\n    \"Y\"\n   ]\n  }\n ]\n}\n");
+}
+
+// The cut at a concat: the output's first computed operand when the output is a concat,
+// else the first concat in program order; the cut tensor keeps its name or gets the first free
+// one of C, C1, ...; no concat, or one concat of inputs only (the search's library kernel), no
+// split.
+TEST(SplitAtConcatTest, CutsOutEachConcatInsideAComputation) {
+  const struct {
+    const char* text;
+    std::vector<std::string> names;  // empty: no split
+    std::vector<std::string> inputs0, inputs1;
+  } kCases[] = {
+      // matmul of a concat of inputs: the concat is the first part.
+      {"X = input f16[8, 4096]\nH = input f16[8, 1024]\nW = input f16[5120, 4096]\n"
+       "Y = matmul(concat(X, H, -1), W)\noutput Y\n",
+       {"C", "Y"}, {"X", "H"}, {"W", "C"}},
+      // The output a concat of a computed value and an input: the computed operand first.
+      {"A = input f16[8, 64]\nB = input f16[8, 64]\nY = concat(silu(A), B, -1)\noutput Y\n",
+       {"C", "Y"}, {"A"}, {"B", "C"}},
+      // Named operands keep their names; only the first computed operand is cut.
+      {"X = input f16[8, 64]\nWq = input f16[64, 64]\nWk = input f16[64, 16]\n"
+       "Q = matmul(X, Wq)\nK = matmul(X, Wk)\nY = concat(Q, K, -1)\noutput Y\n",
+       {"Q", "Y"}, {"X", "Wq"}, {"X", "Wk", "Q"}},
+      // A name C taken: C1.
+      {"C = input f16[8, 64]\nD = input f16[8, 64]\nY = exp(concat(C, D, 0))\noutput Y\n",
+       {"C1", "Y"}, {"C", "D"}, {"C1"}},
+      // A named concat inside: cut there.
+      {"A = input f16[2, 8]\nB = input f16[2, 8]\nJ = concat(A, B, 0)\nY = exp(J)\noutput Y\n",
+       {"J", "Y"}, {"A", "B"}, {"J"}},
+      // One concat of inputs (an input twice too): the search's library kernel, no cut.
+      {"A = input f16[2, 8]\nB = input f16[3, 8]\nY = concat(A, B, 0)\noutput Y\n", {}, {}, {}},
+      {"A = input f16[2, 8]\nY = concat(A, A, -1)\noutput Y\n", {}, {}, {}},
+      // No concat.
+      {"X = input f16[8, 64]\nY = exp(X)\noutput Y\n", {}, {}, {}},
+  };
+  const auto names_of = [](const Program& p, absl::Span<const TensorId> ids) {
+    std::vector<std::string> out;
+    for (TensorId t : ids) out.push_back(p.node(t).name);
+    return out;
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    ASSERT_OK_AND_ASSIGN(std::optional<ConcatSplit> s, SplitAtConcat(p));
+    if (c.names.empty()) {
+      EXPECT_FALSE(s.has_value());
+      continue;
+    }
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(std::vector<std::string>(s->names, s->names + 2), c.names);
+    EXPECT_EQ(names_of(s->parts[0], s->parts[0].inputs()), c.inputs0);
+    EXPECT_EQ(names_of(s->parts[1], s->parts[1].inputs()), c.inputs1);
+    EXPECT_EQ(s->parts[0].node(s->parts[0].outputs()[0].tensor).name, c.names[0]);
+    EXPECT_EQ(s->parts[1].node(s->parts[1].outputs()[0].tensor).name, c.names[1]);
+  }
+  // Cutting the parts again ends with parts that have no concat or are one concat of inputs.
+  ASSERT_OK_AND_ASSIGN(Program qk, ParseProgram(kCases[2].text));
+  std::vector<Program> todo = {qk};
+  int cuts = 0;
+  while (!todo.empty()) {
+    Program p = std::move(todo.back());
+    todo.pop_back();
+    ASSERT_OK_AND_ASSIGN(std::optional<ConcatSplit> s, SplitAtConcat(p));
+    if (!s) continue;
+    ASSERT_LT(++cuts, 8);
+    todo.push_back(std::move(s->parts[0]));
+    todo.push_back(std::move(s->parts[1]));
+  }
+  EXPECT_EQ(cuts, 2);  // Q, then K
+  // The manifest of the first case, exactly.
+  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(kCases[0].text));
+  ASSERT_OK_AND_ASSIGN(std::optional<ConcatSplit> s, SplitAtConcat(p));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(SplitManifest("xh", p, *s),
+            "{\n \"format\": \"prism.split\",\n \"version\": 1,\n \"program\": \"xh\",\n"
+            " \"cut\": {\n  \"tensor\": \"C\",\n  \"dtype\": \"f16\",\n  \"shape\": [\n   8,\n"
+            "   5120\n  ]\n },\n \"parts\": [\n  {\n   \"dir\": \"C\",\n   \"inputs\": [\n"
+            "    \"X\",\n    \"H\"\n   ],\n   \"outputs\": [\n    \"C\"\n   ]\n  },\n  {\n"
+            "   \"dir\": \"Y\",\n   \"inputs\": [\n    \"W\",\n    \"C\"\n   ],\n"
+            "   \"outputs\": [\n    \"Y\"\n   ]\n  }\n ]\n}\n");
+  // More than one output: refused.
+  ASSERT_OK_AND_ASSIGN(Program two, ParseProgram("A = input f16[2, 8]\nY = exp(A)\nZ = neg(A)\n"
+                                                 "output Y\noutput Z\n"));
+  EXPECT_THAT(SplitAtConcat(two).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "SplitAtConcat: the program must have one output"));
+  EXPECT_THAT(ConcatCutLimitError(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "the program needs more than 16 cuts at concats (each concat inside a "
+                       "computation runs as a kernel of its own): split it into smaller programs"));
+}
+
+// A program that is one concat of its inputs has one family: a single library kernel, no
+// parameters, proved with no rewrite, its capacity metrics unknown to the pruner (no rule may
+// read the neutral 1 thread per block); along any dim, with any number of operands.
+TEST_F(SearchTest, AConcatOfInputsIsOneLibraryKernel) {
+  const struct {
+    const char* text;
+    int64_t dim;
+    int operands;
+  } kCases[] = {
+      {"A = input f16[8, 4096]\nB = input f16[8, 1024]\nY = concat(A, B, -1)\noutput Y\n", -1, 2},
+      {"A = input f32[2, 3, 8]\nB = input f32[2, 5, 8]\nC = input f32[2, 1, 8]\n"
+       "Y = concat(A, B, C, 1)\noutput Y\n", 1, 3},
+      {"A = input bf16[4, 8]\nY = concat(A, A, 0)\noutput Y\n", 0, 2},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, TestConfig(), target_));
+    ASSERT_EQ(r.families.size(), 1u) << Describe(r);
+    const FamilyResult& fam = r.families[0];
+    EXPECT_EQ(fam.kernels, 1);
+    EXPECT_TRUE(fam.graph->params().empty());
+    EXPECT_EQ(fam.proof_steps, 0u);
+    EXPECT_GT(fam.cost_us, 0);
+    ASSERT_FALSE(fam.graph->kernels()[0].is_block());
+    const LibraryKernel& lk = fam.graph->kernels()[0].library();
+    EXPECT_EQ(lk.op, OpKind::kConcat);
+    EXPECT_EQ(lk.dim, c.dim);
+    EXPECT_EQ(static_cast<int>(lk.operands.size()), c.operands);
+    EXPECT_EQ(r.funnel.proved, 1);
+    EXPECT_EQ(r.funnel.survivors, 1);
+    ExpectFamiliesEmulate(p, r);
+  }
 }
 
 // A linear layer over a batch of rows, X [B, M, K] · W [K, N] (one W for every batch): the

@@ -54,7 +54,8 @@ struct SGraphResources {
   // Family metrics, in prune/family.h's vocabulary: capacity metrics (smem_bytes,
   // regs_per_thread, threads_per_block, grid_x, grid_y, grid_z, grid_blocks) are the max over
   // block graphs; work metrics (dram_bytes, l2_bytes, flops, sfu_ops) the sum over all
-  // kernels; kernels the number of launches. All simplified.
+  // kernels; kernels the number of launches. All simplified. A graph of library kernels only
+  // has no capacity metrics (the pruner reads them as unknown).
   std::vector<std::pair<std::string, Expr>> metrics;
   // The metric called `name`; PRISM_CHECKs that it exists.
   Expr Metric(absl::string_view name) const;
