@@ -1520,9 +1520,11 @@ absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& original,
   int fused_pairs = 0;
   for (int i = 0; i < static_cast<int>(program.kernels.size()); ++i) {
     if (!program.kernels[i].is_block()) {
-      return absl::UnimplementedError(
-          absl::StrCat("codegen: kernel ", program.kernels[i].name, ": library kernels (",
-                       GetOpInfo(program.kernels[i].library().op).name, ") are not supported yet"));
+      // Whole tensors: generated on the program's own shapes.
+      LaunchConfig l;
+      PRISM_ASSIGN_OR_RETURN(l, internal::GenerateLibraryKernel(original, i, options, kernels));
+      out.launches.push_back(std::move(l));
+      continue;
     }
     const internal::Template tmpl = internal::ChooseTemplate(program.kernels[i].block());
     // cluster_combine: the combine kernel after a split-KV attention or split-K GEMM kernel

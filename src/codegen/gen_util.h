@@ -1,6 +1,6 @@
 // Private helpers shared by the generator's templates (codegen.cc: GEMM + epilogue;
 // attention_gen.cc: split-KV attention; pointwise_gen.cc: elementwise + acc_sum, e.g. the
-// combine kernel of a split). Not a public header.
+// combine kernel of a split; library_gen.cc: library kernels). Not a public header.
 #ifndef PRISM_SRC_CODEGEN_GEN_UTIL_H_
 #define PRISM_SRC_CODEGEN_GEN_UTIL_H_
 
@@ -190,6 +190,18 @@ absl::StatusOr<LaunchConfig> GenerateAttentionKernel(const BlockProgram& p, int 
 absl::StatusOr<LaunchConfig> GeneratePointwiseKernel(const BlockProgram& p, int kernel,
                                                      const CodegenOptions& options,
                                                      std::string& source);
+
+// A library kernel (`p.kernels[kernel]` holds a LibraryKernel; library_gen.cc): concat is
+// generated as one copy kernel (docs/codegen.md, "Library kernels: concat"), appending its
+// source; any other op → Unimplemented("codegen: kernel K: library kernels (OP) are not
+// supported yet"). Concat errors name the kernel: InvalidArgument for a malformed kernel
+// (operands, dtypes or shapes that docs/ir_semantics.md §2 rejects, the result among the
+// operands), Unimplemented for a dtype other than f16, bf16 and f32, ResourceExhausted for a
+// result of more than 2^31 − 1 elements (32-bit indices). Of the options only name_suffix and
+// programmatic_dependent_launch apply; the others are ignored.
+absl::StatusOr<LaunchConfig> GenerateLibraryKernel(const BlockProgram& p, int kernel,
+                                                   const CodegenOptions& options,
+                                                   std::string& source);
 
 // Which template a block graph is for: kPointwise when it has no matmul but after-loop ones
 // of acc_sum(loop input) (lora's combine: (Σ_s P1)·B), kAttention when a matmul's result is

@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "block/fixtures/fixtures.h"
 #include "split_fixtures.h"
@@ -2482,6 +2483,324 @@ TEST(CodegenTest, SumOfSquaresOfABroadcastRowIsRefused) {
               StatusIs(absl::StatusCode::kUnimplemented,
                        "codegen: kernel k0, op Q (acc_sumsq_last): the sum of squares of a row "
                        "broadcast over the A tile is not supported"));
+}
+
+}  // namespace
+}  // namespace prism::codegen
+
+// ---- library kernels: concat (library_gen.cc) ---------------------------------------------------
+namespace prism::codegen {
+namespace {
+
+using launch_options::Count;
+
+// A program of one concat library kernel (split_fixtures.h MakeConcatFixture).
+absl::StatusOr<BlockProgram> ConcatProgram(const std::vector<Shape>& parts, int64_t dim,
+                                           DType dtype = DType::kF16,
+                                           std::vector<int> operands = {}) {
+  PRISM_ASSIGN_OR_RETURN(fixtures::Fixture f, codegen_test::MakeConcatFixture(
+                                                  parts, dim, dtype, std::move(operands)));
+  return Instantiate(f.graph, {});
+}
+
+struct ConcatCase {
+  const char* label;
+  std::vector<Shape> parts;
+  int64_t dim;
+  DType dtype;
+  std::vector<int> operands;  // indices into parts (empty: each part once, in order)
+  bool vec;                   // 16-byte vectors: every part's row a multiple of 16 bytes
+  int64_t grid;               // ⌈units / 256⌉, at most 528
+  std::vector<std::string> args;
+  const char* summary;        // in the kernel's comment line: rows, units per row, units
+};
+
+// A concat library kernel becomes one copy kernel, by case: the launch (grid, 256 threads, each
+// operand tensor once in operand order then the result, no shared memory, PDL per option), the
+// source (its signature, 16-byte vectors exactly when every part's row is a multiple of 16
+// bytes, the row division only with more than one row), launch.json and host.h; determinism.
+TEST(CodegenTest, ConcatLibraryKernel) {
+  constexpr DType kF16 = DType::kF16, kBF16 = DType::kBF16, kF32 = DType::kF32;
+  const std::vector<std::string> two = {"X0", "X1", "Y"}, three = {"X0", "X1", "X2", "Y"};
+  const ConcatCase cases[] = {
+      {"last dim, 16-byte parts", {{8, 4096}, {8, 1024}}, -1, kF16, {}, true, 20, two,
+       "8 row(s) of 512 + 128 = 640 16-byte vectors, 5120 in all"},
+      {"inner extents 3 and 5", {{8, 3}, {8, 5}}, 1, kF16, {}, false, 1, two,
+       "8 row(s) of 3 + 5 = 8 elements, 64 in all"},
+      {"8- and 24-byte parts of a 32-byte row", {{8, 4}, {8, 12}}, 1, kF16, {}, false, 1, two,
+       "8 row(s) of 4 + 12 = 16 elements, 128 in all"},
+      {"one 16-byte part and one 8-byte part", {{1000, 8}, {1000, 4}}, 1, kF16, {}, false, 47,
+       two, "1000 row(s) of 8 + 4 = 12 elements, 12000 in all"},
+      {"dim 0", {{2, 64}, {6, 64}}, 0, kF32, {}, true, 1, two,
+       "1 row(s) of 32 + 96 = 128 16-byte vectors, 128 in all"},
+      {"dim 0, odd sizes", {{3, 7}, {5, 7}}, 0, kF16, {}, false, 1, two,
+       "1 row(s) of 21 + 35 = 56 elements, 56 in all"},
+      {"rank 3, middle dim", {{4, 6, 8}, {4, 2, 8}}, 1, kBF16, {}, true, 1, two,
+       "4 row(s) of 6 + 2 = 8 16-byte vectors, 32 in all"},
+      {"dim -3 of rank 3", {{2, 3, 8}, {1, 3, 8}}, -3, kBF16, {}, true, 1, two,
+       "1 row(s) of 6 + 3 = 9 16-byte vectors, 9 in all"},
+      {"three operands, odd", {{2, 3}, {2, 5}, {2, 1}}, -1, kF32, {}, false, 1, three,
+       "2 row(s) of 3 + 5 + 1 = 9 elements, 18 in all"},
+      {"three operands, rank 1", {{16}, {16}, {32}}, 0, kF32, {}, true, 1, three,
+       "1 row(s) of 4 + 4 + 8 = 16 16-byte vectors, 16 in all"},
+      {"rank 4, dim 2", {{2, 3, 4, 5}, {2, 3, 1, 5}}, 2, kF32, {}, false, 1, two,
+       "6 row(s) of 20 + 5 = 25 elements, 150 in all"},
+      {"the same operand twice", {{2, 8}, {2, 16}}, 1, kF16, {0, 1, 0}, true, 1, two,
+       "2 row(s) of 1 + 2 + 1 = 4 16-byte vectors, 8 in all"},
+      {"grid capped", {{4096, 8192}, {4096, 8192}}, 1, kBF16, {}, true, 528, two,
+       "4096 row(s) of 1024 + 1024 = 2048 16-byte vectors, 8388608 in all"},
+      {"rows of 2^31 - 1 elements", {{2147483646}, {1}}, 0, kF16, {}, false, 528, two,
+       "1 row(s) of 2147483646 + 1 = 2147483647 elements, 2147483647 in all"},
+  };
+  for (const ConcatCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, ConcatProgram(c.parts, c.dim, c.dtype, c.operands));
+    const std::string elem = c.dtype == kF32    ? "float"
+                             : c.dtype == kBF16 ? "prism_dev::bf16_t"
+                                                : "prism_dev::f16_t";
+    for (bool pdl : {false, true}) {
+      SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
+      CodegenOptions options;
+      options.programmatic_dependent_launch = pdl;
+      ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+      ASSERT_EQ(code.launches.size(), 1u);
+      const LaunchConfig& l = code.launches[0];
+      EXPECT_EQ(l.kernel, "k0");
+      EXPECT_EQ(l.function, "prism_concat_k0");
+      EXPECT_EQ(l.grid, (std::array<int64_t, 3>{c.grid, 1, 1}));
+      EXPECT_EQ(l.threads, 256);
+      EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, 1}));
+      EXPECT_EQ(l.programmatic, pdl);
+      EXPECT_EQ(l.dynamic_smem_bytes, 0);
+      EXPECT_EQ(l.residency_pad_bytes, 0);
+      EXPECT_EQ(l.stage_bytes, 0);
+      EXPECT_EQ(l.reduction_bytes, 0);
+      EXPECT_EQ(l.accumulator_regs, 0);
+      std::vector<std::string> args, params, host_params;
+      std::vector<bool> written;
+      for (size_t i = 0; i < l.args.size(); ++i) {
+        const std::string& name = p.tensors[l.args[i]].name;
+        const bool last = i + 1 == l.args.size();
+        args.push_back(name);
+        written.push_back(last);
+        params.push_back(absl::StrCat(last ? "" : "const ", elem, "* __restrict__ t_", name));
+        host_params.push_back(absl::StrCat(last ? "" : "const ", "void* t_", name));
+      }
+      EXPECT_EQ(args, c.args);
+      EXPECT_EQ(l.written, written);
+      // The source.
+      EXPECT_THAT(code.source, HasSubstr(absl::StrCat(
+                                   "extern \"C\" __global__ void __launch_bounds__(256) "
+                                   "prism_concat_k0(",
+                                   absl::StrJoin(params, ", "), ") {\n")));
+      EXPECT_THAT(code.source, HasSubstr(c.summary));
+      EXPECT_EQ(Count(code.source, "  prism_dev::PdlPrologue();"), pdl ? 1 : 0);
+      EXPECT_EQ(Count(code.source, "  prism_dev::U32x4* __restrict__ dst = "), c.vec ? 1 : 0);
+      EXPECT_EQ(Count(code.source, absl::StrCat("  ", elem, "* __restrict__ dst = ")),
+                c.vec ? 0 : 1);
+      const bool rows = !absl::StartsWith(c.summary, "1 row(s)");
+      EXPECT_EQ(Count(code.source, "const unsigned r = e / kRow, col = e - r * kRow;"),
+                rows ? 1 : 0);
+      EXPECT_EQ(Count(code.source, "const unsigned col = e;"), rows ? 0 : 1);
+      // One load per operand position.
+      for (size_t i = 0; i < c.args.size() + 2; ++i) {
+        const size_t parts = c.operands.empty() ? c.parts.size() : c.operands.size();
+        EXPECT_EQ(Count(code.source, absl::StrCat("v[j] = src", i, "[")), i < parts ? 1 : 0);
+      }
+      // launch.json and host.h.
+      const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+      const nlohmann::json& k = j["kernels"][0];
+      EXPECT_EQ(k["function"], "prism_concat_k0");
+      EXPECT_EQ(k["grid"], nlohmann::json({c.grid, 1, 1}));
+      EXPECT_EQ(k["block"], nlohmann::json({256, 1, 1}));
+      EXPECT_EQ(k["dynamic_smem_bytes"], 0);
+      EXPECT_EQ(k.contains("programmatic_dependent_launch"), pdl);
+      ASSERT_EQ(k["args"].size(), c.args.size());
+      for (size_t i = 0; i < c.args.size(); ++i) {
+        EXPECT_EQ(k["args"][i]["tensor"], c.args[i]);
+        EXPECT_EQ(k["args"][i]["dtype"], std::string(DTypeName(c.dtype)));
+        EXPECT_EQ(k["args"][i]["access"], i + 1 == c.args.size() ? "write" : "read");
+      }
+      EXPECT_EQ(k["args"][c.args.size() - 1]["shape"], nlohmann::json(p.tensors[p.outputs[0]].shape));
+      EXPECT_THAT(code.host_header,
+                  HasSubstr(absl::StrCat("inline cudaError_t Launch_k0(",
+                                         absl::StrJoin(host_params, ", "),
+                                         ", cudaStream_t stream = 0) {\n")));
+      EXPECT_EQ(Count(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
+                pdl ? 1 : 0);
+      EXPECT_EQ(Count(code.host_header,
+                      absl::StrCat("prism_concat_k0<<<dim3(", c.grid, ", 1, 1), dim3(256), 0, ")),
+                pdl ? 0 : 1);
+      ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+      EXPECT_EQ(again.source, code.source);  // deterministic
+      EXPECT_EQ(again.launch_json, code.launch_json);
+      EXPECT_EQ(again.host_header, code.host_header);
+    }
+  }
+}
+
+// The kernel of the first case above, whole: [8, 4096] and [8, 1024] f16 along the last dim.
+TEST(CodegenTest, ConcatKernelSource) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, ConcatProgram({{8, 4096}, {8, 1024}}, -1));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  const size_t at = code.source.find("// kernel k0:");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel concat(X0 [8, 4096], X1 [8, 1024], dim 1) -> Y f16 [8, 5120]; 8 row(s) of 512 + 128 = 640 16-byte vectors, 5120 in all; grid 20, 256 threads, grid-stride, 4 units in flight per thread and step
+extern "C" __global__ void __launch_bounds__(256) prism_concat_k0(const prism_dev::f16_t* __restrict__ t_X0, const prism_dev::f16_t* __restrict__ t_X1, prism_dev::f16_t* __restrict__ t_Y) {
+  constexpr unsigned kRow = 640u, kUnits = 5120u;  // 16-byte vectors
+  const prism_dev::U32x4* __restrict__ src0 = reinterpret_cast<const prism_dev::U32x4*>(t_X0);  // 512 per row
+  const prism_dev::U32x4* __restrict__ src1 = reinterpret_cast<const prism_dev::U32x4*>(t_X1);  // 128 per row
+  prism_dev::U32x4* __restrict__ dst = reinterpret_cast<prism_dev::U32x4*>(t_Y);
+  const unsigned stride = gridDim.x * 256u;
+  for (unsigned e0 = blockIdx.x * 256u + threadIdx.x; e0 < kUnits; e0 += 4u * stride) {
+    prism_dev::U32x4 v[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned e = e0 + j * stride;
+      if (e >= kUnits) break;
+      const unsigned r = e / kRow, col = e - r * kRow;
+      if (col < 512u) {
+        v[j] = src0[r * 512u + col];
+      } else {
+        v[j] = src1[r * 128u + (col - 512u)];
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const unsigned e = e0 + j * stride;
+      if (e >= kUnits) break;
+      dst[e] = v[j];
+    }
+  }
+}
+)");
+}
+
+// Of the options only name_suffix and programmatic_dependent_launch apply to a concat kernel:
+// the attention, GEMM and residency options (even values a block kernel would refuse) leave its
+// code and launch as they are.
+TEST(CodegenTest, ConcatIgnoresTheTemplateOptions) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, ConcatProgram({{8, 4096}, {8, 1024}}, -1));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(p));
+  CodegenOptions options;
+  options.max_dynamic_smem_bytes = 0;
+  options.attention_tiles_per_warp = 5;
+  options.attention_pipeline = options.attention_lazy_rescale = true;
+  options.attention_exp_f16x2 = options.attention_wgmma = true;
+  options.attention_wgmma_late_loads = options.attention_wgmma_split_pv = true;
+  options.gemm_warps_along_n = options.gemm_chained_b_smem = true;
+  options.balance_residency = {132, 233472, 1024};
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+  EXPECT_EQ(code.source, plain.source);
+  EXPECT_EQ(code.launch_json, plain.launch_json);
+  EXPECT_EQ(code.host_header, plain.host_header);
+  options.gemm_defer_chained = true;
+  options.name_suffix = "_v7";
+  ASSERT_OK_AND_ASSIGN(code, GenerateCuda(p, options));
+  ASSERT_EQ(code.launches.size(), 1u);
+  EXPECT_EQ(code.launches[0].function, "prism_concat_k0_v7");
+  EXPECT_EQ(code.launches[0].grid, plain.launches[0].grid);
+  EXPECT_THAT(code.source, HasSubstr("void __launch_bounds__(256) prism_concat_k0_v7("));
+  EXPECT_THAT(code.host_header, HasSubstr("prism_concat_k0_v7<<<dim3(20, 1, 1), dim3(256), 0, "));
+}
+
+// What a concat kernel refuses, by exact message: malformed kernels (InvalidArgument; Instantiate
+// never makes them, so the program is edited after it) and results over 2^31 − 1 elements.
+TEST(CodegenTest, ConcatRefusals) {
+  struct Refusal {
+    const char* label;
+    std::function<void(BlockProgram&)> change;
+    absl::StatusCode code;
+    const char* message;
+  };
+  auto kernel = [](BlockProgram& p) -> LibraryKernel& {
+    return std::get<LibraryKernel>(p.kernels[0].body);
+  };
+  constexpr absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
+  const Refusal cases[] = {
+      {"one operand", [&](BlockProgram& p) { kernel(p).operands.pop_back(); }, kInvalid,
+       "codegen: kernel k0: concat: takes at least 2 operands, found 1"},
+      {"dim 2 of rank 2", [&](BlockProgram& p) { kernel(p).dim = 2; }, kInvalid,
+       "codegen: kernel k0: concat: dim 2 is out of range for rank 2"},
+      {"dim -3 of rank 2", [&](BlockProgram& p) { kernel(p).dim = -3; }, kInvalid,
+       "codegen: kernel k0: concat: dim -3 is out of range for rank 2"},
+      {"the result among the operands", [&](BlockProgram& p) { kernel(p).operands[1] = 2; },
+       kInvalid, "codegen: kernel k0: concat: the result Y is also an operand"},
+      {"an operand out of range", [&](BlockProgram& p) { kernel(p).operands[1] = 7; }, kInvalid,
+       "codegen: kernel k0: concat: operand index 7 is out of range"},
+      {"the result out of range", [&](BlockProgram& p) { kernel(p).result = -1; }, kInvalid,
+       "codegen: kernel k0: concat: result index -1 is out of range"},
+      {"dtypes differ", [](BlockProgram& p) { p.tensors[1].dtype = DType::kBF16; }, kInvalid,
+       "codegen: kernel k0: concat: X1 is bf16 but X0 is f16"},
+      {"ranks differ", [](BlockProgram& p) { p.tensors[1].shape = {8, 1, 1024}; }, kInvalid,
+       "codegen: kernel k0: concat: X1 [8, 1, 1024] and X0 [8, 4096] differ in rank"},
+      {"other dims differ", [](BlockProgram& p) { p.tensors[1].shape = {4, 1024}; }, kInvalid,
+       "codegen: kernel k0: concat: X1 [4, 1024] and X0 [8, 4096] differ outside dim 1"},
+      {"an empty dim", [](BlockProgram& p) { p.tensors[1].shape = {8, 0}; }, kInvalid,
+       "codegen: kernel k0: concat: X1 [8, 0] has an empty dim"},
+      {"the result's shape", [](BlockProgram& p) { p.tensors[2].shape = {8, 5121}; }, kInvalid,
+       "codegen: kernel k0: concat: the result Y is f16 [8, 5121], expected f16 [8, 5120]"},
+      {"the result's dtype", [](BlockProgram& p) { p.tensors[2].dtype = DType::kF32; }, kInvalid,
+       "codegen: kernel k0: concat: the result Y is f32 [8, 5120], expected f16 [8, 5120]"},
+  };
+  for (const Refusal& c : cases) {
+    SCOPED_TRACE(c.label);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, ConcatProgram({{8, 4096}, {8, 1024}}, -1));
+    c.change(p);
+    EXPECT_THAT(GenerateCuda(p), StatusIs(c.code, ::testing::Eq(c.message)));
+  }
+  // 65537 · 32768 = 2^31 + 32768 elements (2^31 − 1 are generated: ConcatLibraryKernel).
+  ASSERT_OK_AND_ASSIGN(BlockProgram big, ConcatProgram({{65536, 32768}, {1, 32768}}, 0));
+  EXPECT_THAT(GenerateCuda(big),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       ::testing::Eq("codegen: kernel k0: concat result Y [65537, 32768] has "
+                                     "more than 2147483647 elements (the kernel indexes with 32 "
+                                     "bits)")));
+}
+
+// Library kernels of every other op stay Unimplemented, by exact message, also after a concat
+// kernel that generates.
+TEST(CodegenTest, OtherLibraryKernelsAreUnimplemented) {
+  struct OpCase {
+    OpKind op;
+    Shape result;
+    const char* name;
+  };
+  const OpCase cases[] = {
+      {OpKind::kSum, {8, 1}, "sum"},           {OpKind::kMax, {8, 1}, "max"},
+      {OpKind::kMean, {8, 1}, "mean"},         {OpKind::kExp, {8, 16}, "exp"},
+      {OpKind::kAdd, {8, 16}, "add"},          {OpKind::kSoftmax, {8, 16}, "softmax"},
+      {OpKind::kRmsNorm, {8, 16}, "rms_norm"}, {OpKind::kMatMul, {8, 8}, "matmul"},
+  };
+  for (const OpCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    for (bool after_concat : {false, true}) {
+      SCOPED_TRACE(after_concat ? "after a concat kernel" : "alone");
+      SGraph g("lib");
+      const int x = g.AddInput("X", DType::kF16, {8, 16});
+      if (after_concat) {
+        LibraryKernel cat;
+        cat.op = OpKind::kConcat;
+        cat.operands = {x, x};
+        cat.dim = 0;
+        cat.result = g.AddOutput("X2", DType::kF16, {16, 16});
+        g.AddLibraryKernel("cat", cat);
+      }
+      LibraryKernel lk;
+      lk.op = c.op;
+      lk.operands = {x};
+      if (c.op == OpKind::kAdd) lk.operands = {x, x};
+      if (c.op == OpKind::kMatMul) lk.operands = {x, g.AddInput("W", DType::kF16, {16, 8})};
+      lk.dim = 1;
+      lk.result = g.AddOutput("Y", DType::kF16, c.result);
+      g.AddLibraryKernel("k9", lk);
+      ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(g, {}));
+      EXPECT_THAT(GenerateCuda(p),
+                  StatusIs(absl::StatusCode::kUnimplemented,
+                           ::testing::Eq(absl::StrCat("codegen: kernel k9: library kernels (",
+                                                      c.name, ") are not supported yet"))));
+    }
+  }
 }
 
 }  // namespace

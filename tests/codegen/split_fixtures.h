@@ -37,6 +37,11 @@
 //   gqa_scaled        partial_kv grid (gx over heads, gy over Lq, gz over L), then the combine
 //   linear3d_m        the same with g over M: tiles of b > 1 batches and part of M are no
 //                     contiguous rows: generated with one batch per block, refused with more
+//
+// And a concat library kernel (block_graph.h LibraryKernel; no parameters: Instantiate(g, {})):
+//   concat            inputs X0, X1, ... and Y = concat(X0, X1, ..., dim) as one library kernel
+//                     k0 (MakeConcatFixture); through MakeSplitFixture the sizes are x0, x1, ...
+//                     (X0's dims), dim, and p1, p2, ... (the extents of X1, X2, ... along dim)
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
@@ -44,6 +49,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
@@ -452,9 +458,68 @@ inline absl::StatusOr<fixtures::Fixture> MakeScaledAttentionFixture(const fixtur
 // "gated_mlp_splitk", "lora_splitk", "lora_split_xa" or "rmsnorm_linear_split" at `sizes`
 // (fixtures::WorkloadSizes of the workload), or a row, batched-matmul, linear-layer or scaled
 // attention fixture (file comment).
+// The concat fixture (file comment): inputs X0, X1, ... of shapes `parts`, output Y of `dtype`
+// written by library kernel k0 = concat(operands, dim), the operands indices into the inputs
+// (empty: each input once, in order). The Program is the same concat.
+inline absl::StatusOr<fixtures::Fixture> MakeConcatFixture(const std::vector<Shape>& parts,
+                                                           int64_t dim, DType dtype = DType::kF16,
+                                                           std::vector<int> operands = {}) {
+  if (operands.empty()) {
+    for (int i = 0; i < static_cast<int>(parts.size()); ++i) operands.push_back(i);
+  }
+  SGraph g("concat");
+  ProgramBuilder p;
+  std::vector<int> ins;
+  std::vector<TensorId> pins;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string name = absl::StrCat("X", i);
+    ins.push_back(g.AddInput(name, dtype, parts[i]));
+    pins.push_back(p.Input(name, dtype, parts[i]));
+  }
+  LibraryKernel lk;
+  lk.op = OpKind::kConcat;
+  lk.dim = dim;
+  std::vector<TensorId> cat;
+  for (int i : operands) {
+    lk.operands.push_back(ins.at(i));
+    cat.push_back(pins.at(i));
+  }
+  const TensorId py = p.Concat(cat, dim);
+  p.SetName(py, "Y");
+  p.Output(py);
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());  // checks dim and the shapes
+  const int64_t rank = static_cast<int64_t>(parts.at(0).size());
+  const size_t d = static_cast<size_t>(dim < 0 ? dim + rank : dim);
+  Shape shape = parts.at(0);
+  shape[d] = 0;
+  for (int i : operands) shape[d] += parts.at(i)[d];
+  lk.result = g.AddOutput("Y", dtype, shape);
+  g.AddLibraryKernel("k0", lk);
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
                                                           const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
+  if (name == "concat") {
+    Shape x0;
+    for (int d = 0; sizes.count(absl::StrCat("x", d)); ++d) {
+      x0.push_back(sizes.at(absl::StrCat("x", d)));
+    }
+    if (x0.empty() || sizes.count("dim") == 0) {
+      return absl::InvalidArgumentError("concat needs the sizes x0, x1, ..., dim, p1, p2, ...");
+    }
+    const int64_t dim = sizes.at("dim");
+    const int64_t rank = static_cast<int64_t>(x0.size());
+    if (dim < -rank || dim >= rank) return absl::InvalidArgumentError("concat: dim out of range");
+    const size_t d = static_cast<size_t>(dim < 0 ? dim + rank : dim);
+    std::vector<Shape> parts = {x0};
+    for (int i = 1; sizes.count(absl::StrCat("p", i)); ++i) {
+      parts.push_back(x0);
+      parts.back()[d] = sizes.at(absl::StrCat("p", i));
+    }
+    return MakeConcatFixture(parts, dim);
+  }
   if (name == "rmsnorm_linear_split") return MakeRmsnormSplitFixture(sizes);
   if (name == "lora_split_xa") return MakeLoraSplitXaFixture(sizes);
   if (name == "row_softmax" || name == "row_stats") return MakeRowFixture(name, sizes);

@@ -38,8 +38,14 @@
 //     With rms over the last dim (ntrans; no forloop, ≤ 32 rows per block, every rms over the
 //     stored tile): P = 1, one pass per rms (row sums of squares: registers, warp shuffles,
 //     shared memory), inputs cached in registers (16-byte loads) when they fit.
-// Anything else (library kernels, other loop-invariant inputs outside attention, reductions,
-// other rms, online accumulators, other after-loop matmuls, bf16 tensors, ...) →
+// And one per concat library kernel (a LibraryKernel whose op is concat, library_gen.cc): a copy
+// kernel over the result viewed as [outer, Σ inner_i] (outer: the dims before `dim`; inner_i:
+// operand i's dims from `dim` on), 16-byte vectors when every inner_i · bytes is a multiple of
+// 16, else elements; 256 threads, ⌈units / 256⌉ blocks capped at 528, grid-stride; no shared
+// memory; f16, bf16 and f32; arguments: each operand tensor once in operand order, then the
+// result. A result over 2^31 − 1 elements → ResourceExhausted (32-bit indices).
+// Anything else (library kernels of other ops, other loop-invariant inputs outside attention,
+// reductions, other rms, online accumulators, other after-loop matmuls, ...) →
 // Unimplemented naming the kernel, op and what is missing; never wrong code. Output is
 // deterministic: the same program and options give byte-identical strings.
 #ifndef PRISM_CODEGEN_CODEGEN_H_
@@ -189,9 +195,10 @@ struct CodegenOptions {
 
 // How to launch one generated kernel.
 struct LaunchConfig {
-  std::string kernel;    // the block graph's name ("k0")
+  std::string kernel;    // the kernel's name ("k0")
   std::string function;  // the extern "C" __global__ name
-  // The launch grid: the graph's (gx, gy, gz), except for pointwise kernels (gx, gy, gz·P).
+  // The launch grid: the graph's (gx, gy, gz), except for pointwise kernels (gx, gy, gz·P) and
+  // library kernels (concat: (blocks, 1, 1), see above).
   std::array<int64_t, 3> grid = {1, 1, 1};
   int64_t threads = 0;             // blockDim.x (blockDim.y = blockDim.z = 1)
   // Thread block cluster dimensions: {1, 1, 1} (no cluster) unless the kernel has a combine
@@ -225,8 +232,9 @@ struct GeneratedCode {
 };
 
 // Generates code for every kernel of `program`. Unimplemented (see above),
-// ResourceExhausted (shared memory over options.max_dynamic_smem_bytes) or
-// InvalidArgument (a malformed program, or options.attention_tiles_per_warp not 0, 1 or 2).
+// ResourceExhausted (shared memory over options.max_dynamic_smem_bytes, or a concat result over
+// 2^31 − 1 elements) or InvalidArgument (a malformed program, or options.attention_tiles_per_warp
+// not 0, 1 or 2).
 absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
                                            const CodegenOptions& options = {});
 
