@@ -43,9 +43,14 @@ absl::StatusOr<std::vector<KernelAudit>> AuditResources(const SGraph& graph,
     KernelAudit a;
     a.function = l.function;
     a.sm = compiled.sm;
-    PRISM_ASSIGN_OR_RETURN(a.model_smem_bytes, EvaluateInt(graph.ctx(), r.smem_bytes, assignment));
-    PRISM_ASSIGN_OR_RETURN(a.model_regs_per_thread,
-                           EvaluateInt(graph.ctx(), r.regs_per_thread, assignment));
+    // A library kernel has no block-graph model (block_resources.h leaves smem_bytes and
+    // regs_per_thread unset): it is held to no shared memory and no register bound.
+    if (!r.library) {
+      PRISM_ASSIGN_OR_RETURN(a.model_smem_bytes,
+                             EvaluateInt(graph.ctx(), r.smem_bytes, assignment));
+      PRISM_ASSIGN_OR_RETURN(a.model_regs_per_thread,
+                             EvaluateInt(graph.ctx(), r.regs_per_thread, assignment));
+    }
     a.generated_smem_bytes = l.dynamic_smem_bytes - l.residency_pad_bytes + c->static_smem_bytes;
     a.accumulator_regs = l.accumulator_regs;
     a.compiled_regs = c->registers;

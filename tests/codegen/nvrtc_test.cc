@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "block/fixtures/fixtures.h"
 #include "split_fixtures.h"
 #include "gmock/gmock.h"
@@ -562,6 +563,51 @@ TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
       ExpectCompilesWithoutSpills(label, code, {90});
     } else {
       ExpectCompilesWithoutSpills(label, code, {80, 90});
+    }
+  }
+}
+
+// Concat library kernels (split_fixtures.h MakeConcatFixture; library_gen.cc) compile for sm_80
+// and sm_90, with and without programmatic dependent launch, and pass the resource audit
+// without a mismatch: no shared memory (a library kernel's model has none), no spills.
+TEST(NvrtcAuditTest, ConcatLibraryKernelsCompileAndAudit) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  struct Case {
+    std::vector<Shape> parts;
+    int64_t dim;
+    DType dtype;
+    bool pdl = false;
+  };
+  const Case cases[] = {
+      {{{8, 4096}, {8, 1024}}, -1, DType::kF16},             // 16-byte vectors, rows
+      {{{8, 3}, {8, 5}}, 1, DType::kF16, true},              // elements, rows
+      {{{3, 7}, {5, 7}}, 0, DType::kBF16},                   // elements, one row
+      {{{4, 6, 8}, {4, 2, 8}}, 1, DType::kBF16, true},       // vectors, rank 3
+      {{{2, 64}, {6, 64}, {1, 64}}, 0, DType::kF32},         // vectors, one row, three operands
+      {{{2, 3, 4, 5}, {2, 3, 1, 5}}, 2, DType::kF32},        // elements, rank 4
+      {{{4096, 8192}, {4096, 8192}}, 1, DType::kF16, true},  // a capped grid
+  };
+  for (const Case& c : cases) {
+    std::string label = absl::StrCat("concat ", DTypeName(c.dtype), " dim ", c.dim);
+    for (const Shape& s : c.parts) label += " [" + absl::StrJoin(s, ", ") + "]";
+    if (c.pdl) label += " [programmatic_dependent_launch]";
+    SCOPED_TRACE(label);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
+                         codegen_test::MakeConcatFixture(c.parts, c.dim, c.dtype));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, {}));
+    CodegenOptions options;
+    options.programmatic_dependent_launch = c.pdl;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    ExpectCompilesWithoutSpills(label, code, {80, 90});
+    for (int sm : {80, 90}) {
+      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+      ASSERT_OK_AND_ASSIGN(std::vector<KernelAudit> audit, AuditResources(fx.graph, {}, code, r));
+      std::cout << label << ": " << FormatAudit(audit);
+      ASSERT_EQ(audit.size(), 1u);
+      EXPECT_EQ(audit[0].function, "prism_concat_k0");
+      EXPECT_EQ(audit[0].model_smem_bytes, 0);
+      EXPECT_EQ(audit[0].generated_smem_bytes, 0);
+      EXPECT_THAT(audit[0].mismatches, ::testing::IsEmpty()) << r.log;
     }
   }
 }

@@ -9,6 +9,9 @@
 //   for (const KernelAudit& k : audit) for (const std::string& m :
 //   k.mismatches) ...;
 //
+// A library kernel (the concat kernel) has no model: its model smem_bytes and
+// regs_per_thread are 0, so any shared memory it uses is a mismatch.
+//
 // Each finding is a mismatch line; none is fatal (the audit reports, it does
 // not judge):
 //   smem      the model's smem_bytes (stages × unpadded loop tiles + invariant
