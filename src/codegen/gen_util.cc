@@ -262,7 +262,18 @@ absl::StatusOr<FusedCombine> MatchClusterCombine(const BlockProgram& p, int prod
     }
   }
   for (int k = 0; k < static_cast<int>(p.kernels.size()); ++k) {
-    if (k == producer || k == combine || !p.kernels[k].is_block()) continue;
+    if (k == producer || k == combine) continue;
+    if (!p.kernels[k].is_block()) {
+      // A library kernel reads whole tensors from global memory, where the fused pair no
+      // longer stores its partials.
+      for (int t : p.kernels[k].library().operands) {
+        if (f.tensors.count(t)) {
+          return fail(absl::StrCat("tensor ", p.tensors[t].name, " is read by kernel ",
+                                   p.kernels[k].name));
+        }
+      }
+      continue;
+    }
     for (const ConcreteBlockOp& op : p.kernels[k].block().ops) {
       if (op.kind == BlockOpKind::kInput && f.tensors.count(op.tensor)) {
         return fail(absl::StrCat("tensor ", p.tensors[op.tensor].name, " is read by kernel ",
@@ -350,7 +361,7 @@ namespace prism::codegen::internal {
 std::optional<BlockProgram> SqueezeBatchDims(const BlockProgram& p) {
   bool batched = false;
   for (const ConcreteKernel& k : p.kernels) {
-    if (!k.is_block()) return std::nullopt;
+    if (!k.is_block()) continue;  // generated from the original program (whole tensors)
     const Template t = ChooseTemplate(k.block());
     if (t == Template::kAttention) return std::nullopt;
     for (const ConcreteBlockOp& op : k.block().ops) {
@@ -376,6 +387,7 @@ std::optional<BlockProgram> SqueezeBatchDims(const BlockProgram& p) {
   BlockProgram out = p;
   for (ConcreteTensor& t : out.tensors) t.shape = merged(t.shape);
   for (size_t ki = 0; ki < out.kernels.size(); ++ki) {
+    if (!p.kernels[ki].is_block()) continue;
     const ConcreteBlockGraph& orig = p.kernels[ki].block();
     ConcreteBlockGraph& k = std::get<ConcreteBlockGraph>(out.kernels[ki].body);
     for (size_t i = 0; i < k.ops.size(); ++i) {

@@ -219,7 +219,9 @@ Template ChooseTemplate(const ConcreteBlockGraph& k);
 // rank > 2 in a GEMM kernel, a kernel for the attention template (which works on rank-3 tiles), a reduction or
 // rms over a merged dim, a forloop over partial-result groups, or any op that breaks these
 // conditions: codegen then reports its usual errors. Only for programs with a kernel for the
-// GEMM template that has such tiles (the pointwise template handles any rank itself).
+// GEMM template that has such tiles (the pointwise template handles any rank itself). Library
+// kernels are copied unchanged and must be generated from `p` itself: the rank-2 view changes
+// the shapes of the tensors they read and write.
 std::optional<BlockProgram> SqueezeBatchDims(const BlockProgram& p);
 
 }  // namespace prism::codegen::internal

@@ -161,7 +161,10 @@ std::vector<LsePair> FindLsePairs(const BlockProgram& p) {
                    (op.tensor == pair.num_tensor || op.tensor == pair.den_tensor);
         }
       } else {
-        reads = true;  // a library kernel: not inspected, so not encoded
+        // A library kernel (concat) copies the stored values as they are: it must see N and Dn.
+        for (int t : p.kernels[kr].library().operands) {
+          reads |= t == pair.num_tensor || t == pair.den_tensor;
+        }
       }
       if (reads && (!p.kernels[kr].is_block() || !MatchReader(p, kr, pair))) ok = false;
     }

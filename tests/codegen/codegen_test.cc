@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -2493,6 +2494,7 @@ namespace prism::codegen {
 namespace {
 
 using launch_options::Count;
+using launch_options::Parse;
 
 // A program of one concat library kernel (split_fixtures.h MakeConcatFixture).
 absl::StatusOr<BlockProgram> ConcatProgram(const std::vector<Shape>& parts, int64_t dim,
@@ -2676,6 +2678,24 @@ extern "C" __global__ void __launch_bounds__(256) prism_concat_k0(const prism_de
 )");
 }
 
+// Appends library kernel `kernel` = concat(`parts`, dim) to `g`, writing a new program output
+// `out` of shape `shape` (`parts`' dtype).
+absl::Status AppendConcat(SGraph& g, const std::string& kernel,
+                          const std::vector<std::string>& parts, int64_t dim, const Shape& shape,
+                          const std::string& out) {
+  LibraryKernel lk;
+  lk.op = OpKind::kConcat;
+  lk.dim = dim;
+  for (const std::string& name : parts) {
+    const std::optional<int> t = g.FindTensor(name);
+    if (!t.has_value()) return absl::NotFoundError(name);
+    lk.operands.push_back(*t);
+  }
+  lk.result = g.AddOutput(out, g.tensors()[lk.operands[0]].dtype, shape);
+  g.AddLibraryKernel(kernel, lk);
+  return Validate(g).status();
+}
+
 // Of the options only name_suffix and programmatic_dependent_launch apply to a concat kernel:
 // the attention, GEMM and residency options (even values a block kernel would refuse) leave its
 // code and launch as they are.
@@ -2702,6 +2722,118 @@ TEST(CodegenTest, ConcatIgnoresTheTemplateOptions) {
   EXPECT_EQ(code.launches[0].grid, plain.launches[0].grid);
   EXPECT_THAT(code.source, HasSubstr("void __launch_bounds__(256) prism_concat_k0_v7("));
   EXPECT_THAT(code.host_header, HasSubstr("prism_concat_k0_v7<<<dim3(20, 1, 1), dim3(256), 0, "));
+}
+
+// cluster_combine folds a split form's combine kernel into its producer and leaves a concat
+// kernel after them as it is; a program with nothing to fold is refused as any such program
+// is (CodegenOptions::cluster_combine). The fused pair keeps its partials in shared memory, so
+// a library kernel that reads them prevents the fold.
+TEST(CodegenTest, ConcatWithClusterCombine) {
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       codegen_test::MakeSplitFixture("gated_mlp_splitk",
+                                                      fixtures::WorkloadSizes("gated_mlp", 8)));
+  ASSERT_OK(AppendConcat(f.graph, "cat", {"Y", "Y"}, 0, {16, 4096}, "Z"));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                       Instantiate(f.graph, Parse("g=32,s=4,F=16,T=128,S=4")));
+  CodegenOptions options;
+  options.cluster_combine = true;
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+  ASSERT_EQ(code.launches.size(), 2u);
+  EXPECT_EQ(code.launches[0].kernel, "k0+k1");
+  EXPECT_EQ(code.launches[0].cluster, (std::array<int64_t, 3>{1, 4, 1}));
+  EXPECT_EQ(code.launches[1].kernel, "cat");
+  EXPECT_EQ(code.launches[1].function, "prism_gated_mlp_splitk_cat");
+  EXPECT_EQ(code.launches[1].cluster, (std::array<int64_t, 3>{1, 1, 1}));
+  EXPECT_THAT(code.source, HasSubstr("// kernel cat: library kernel concat(Y [8, 4096], Y [8, "
+                                     "4096], dim 0) -> Z f16 [16, 4096]; 1 row(s) of 4096 + "
+                                     "4096 = 8192 16-byte vectors"));
+  std::vector<std::string> args;
+  for (int t : code.launches[1].args) args.push_back(p.tensors[t].name);
+  EXPECT_THAT(args, ::testing::ElementsAre("Y", "Z"));
+
+  // A library kernel reading the partials P0.
+  BlockProgram reads = p;
+  int partial = -1;
+  for (int t = 0; t < static_cast<int>(reads.tensors.size()); ++t) {
+    if (reads.tensors[t].name == "P0") partial = t;
+  }
+  ASSERT_GE(partial, 0);
+  ConcreteTensor twice = reads.tensors[partial];
+  twice.name = "P0x2";
+  twice.shape[0] *= 2;
+  reads.tensors.push_back(twice);
+  LibraryKernel lk;
+  lk.op = OpKind::kConcat;
+  lk.operands = {partial, partial};
+  lk.result = static_cast<int>(reads.tensors.size()) - 1;
+  reads.kernels.push_back(ConcreteKernel{"cat2", lk});
+  ASSERT_OK_AND_ASSIGN(GeneratedCode unfused, GenerateCuda(reads));
+  EXPECT_EQ(unfused.launches.size(), 4u);
+  EXPECT_THAT(GenerateCuda(reads, options),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       ::testing::Eq("codegen: cluster_combine: kernels k0, k1: tensor P0 is read "
+                                     "by kernel cat2")));
+
+  ASSERT_OK_AND_ASSIGN(BlockProgram alone, ConcatProgram({{8, 4096}, {8, 1024}}, -1));
+  EXPECT_THAT(GenerateCuda(alone, options),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       ::testing::Eq("codegen: cluster_combine: program concat has no split-KV "
+                                     "attention or split-K GEMM kernel followed by a combine "
+                                     "kernel")));
+}
+
+// A batched matmul generated on its rank-2 view (SqueezeBatchDims) next to a concat of its
+// rank-3 result: the concat kernel sees the program's own shapes ([8, 64, 128] along dim 1:
+// 8 rows of two 64 × 128 parts), not the merged [512, 128] view.
+TEST(CodegenTest, ConcatBesideABatchedMatmul) {
+  const fixtures::Sizes sizes = {{"B", 8}, {"M", 64}, {"K", 256}, {"N", 128}};
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeSplitFixture("bmm", sizes));
+  ASSERT_OK(AppendConcat(f.graph, "cat", {"Y", "Y"}, 1, {8, 128, 128}, "Z"));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                       Instantiate(f.graph, {{"b", 8}, {"g", 2}, {"F", 4}, {"T", 128}, {"S", 3}}));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  ASSERT_EQ(code.launches.size(), 2u);
+  EXPECT_EQ(code.launches[0].grid, (std::array<int64_t, 3>{8, 2, 1}));
+  EXPECT_THAT(code.source, HasSubstr("matmul tile 64x64x64 (4 m16 tile(s))"));
+  EXPECT_THAT(code.source, HasSubstr("-> Z f16 [8, 128, 128]; 8 row(s) of 1024 + 1024 = 2048 "
+                                     "16-byte vectors, 16384 in all"));
+  const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+  EXPECT_EQ(j["kernels"][1]["args"][1]["shape"], nlohmann::json({8, 128, 128}));
+}
+
+// Split-KV partials stay in log-sum-exp form when a library kernel reads other tensors (here
+// the attention's output O), and not when one reads them as stored (N and Dn must then hold
+// the exact-exp block values).
+TEST(CodegenTest, ConcatAndPartialsInLogSumExpForm) {
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
+                       fixtures::MakeFixture("gqa", fixtures::WorkloadSizes("gqa", 1)));
+  ASSERT_OK(AppendConcat(f.graph, "cat", {"O", "O"}, -1, {2, 256, 128}, "Z"));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                       Instantiate(f.graph, {{"gx", 2}, {"gy", 4}, {"gz", 16}, {"F", 2},
+                                             {"T", 128}, {"S", 2}}));
+  const std::string lse = "float lse_w";
+  const std::string exact = "const float e_lo = Exp2(m_lo[tp]), e_hi = Exp2(m_hi[tp]);  // exp(m)";
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  EXPECT_EQ(code.launches.size(), 3u);
+  EXPECT_THAT(code.source, HasSubstr(lse));
+  EXPECT_THAT(code.source, ::testing::Not(HasSubstr(exact)));
+  // The concat reads Num instead.
+  int num = -1;
+  for (int t = 0; t < static_cast<int>(p.tensors.size()); ++t) {
+    if (p.tensors[t].name == "Num") num = t;
+  }
+  ASSERT_GE(num, 0);
+  ConcreteTensor twice = p.tensors[num];
+  twice.name = "Num2";
+  twice.shape[0] *= 2;
+  p.tensors.push_back(twice);
+  LibraryKernel& lk = std::get<LibraryKernel>(p.kernels.back().body);
+  lk.operands = {num, num};
+  lk.dim = 0;
+  lk.result = static_cast<int>(p.tensors.size()) - 1;
+  ASSERT_OK_AND_ASSIGN(code, GenerateCuda(p));
+  EXPECT_THAT(code.source, ::testing::Not(HasSubstr(lse)));
+  EXPECT_THAT(code.source, HasSubstr(exact));
 }
 
 // What a concat kernel refuses, by exact message: malformed kernels (InvalidArgument; Instantiate
