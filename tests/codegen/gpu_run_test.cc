@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "block/fixtures/fixtures.h"
 #include "split_fixtures.h"
 #include "gmock/gmock.h"
@@ -557,6 +558,23 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                         {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
                            GpuCase{"epilogue_residual", {{"M", 24}, {"K", 512}, {"N", 256}},
                                    {{"g", 4}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           // Concat library kernels (split_fixtures.h: X0's dims x0, x1, ...,
+                           // the dim, the other parts' extents along it p1, p2, ...): the last
+                           // dim in 16-byte vectors, inner extents 3 and 5 element by element,
+                           // dim 0 (one row; odd), a rank-3 middle dim (bf16 vectors), three
+                           // operands (f32 elements), f32 vectors with PDL, and grid-stride
+                           // loops of several steps (528 blocks; vectors and elements).
+                           GpuCase{"concat", {{"x0", 8}, {"x1", 4096}, {"dim", -1}, {"p1", 1024}}, {}},
+                           GpuCase{"concat", {{"x0", 8}, {"x1", 3}, {"dim", 1}, {"p1", 5}}, {}},
+                           GpuCase{"concat", {{"x0", 3}, {"x1", 7}, {"dim", 0}, {"p1", 5}}, {}},
+                           BF16(GpuCase{"concat", {{"x0", 4}, {"x1", 6}, {"x2", 8}, {"dim", 1}, {"p1", 2}}, {}}),
+                           BF16(GpuCase{"concat", {{"x0", 3}, {"x1", 5}, {"x2", 7}, {"dim", -2}, {"p1", 1}}, {}}),
+                           F32(GpuCase{"concat", {{"x0", 2}, {"x1", 3}, {"dim", -1}, {"p1", 5}, {"p2", 1}}, {}}),
+                           F32(GpuCase{"concat", {{"x0", 64}, {"x1", 96}, {"dim", 1}, {"p1", 32}}, {},
+                                       0, false, false, false, false, true}),
+                           GpuCase{"concat", {{"x0", 1024}, {"x1", 1024}, {"dim", 1}, {"p1", 512}, {"p2", 8}}, {}},
+                           GpuCase{"concat", {{"x0", 1000}, {"x1", 333}, {"dim", 1}, {"p1", 211}}, {},
+                                   0, false, false, false, false, true},
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},
@@ -579,6 +597,9 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                          codegen_test::MakeAnyFixture(c.fixture, c.sizes, c.dtype));
     Run r;
     r.name = c.fixture;
+    if (r.name == "concat") {
+      for (const auto& [k, v] : c.sizes) absl::StrAppend(&r.name, " ", k, "=", v);
+    }
     if (c.dtype != DType::kF16) absl::StrAppend(&r.name, " [", DTypeName(c.dtype), "]");
     ASSERT_OK_AND_ASSIGN(r.program, Instantiate(f.graph, c.assignment));
     CodegenOptions options;
