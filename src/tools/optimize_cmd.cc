@@ -267,40 +267,38 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
   return absl::OkStatus();
 }
 
-// OptimizeOne, and when no family of `program` can be generated because a matmul reads a
-// wide matmul, the program cut in two at that matmul's A operand (search::SplitAtChainedMatmul):
-// the first part computes it (in DIR/<its name>, named H when anonymous), the
-// second the outputs from it (in DIR/<output>); each part is optimized (and split again, up to
-// search::kMaxChainedCuts deep) and proved on its own. With --json the sink gets {"split_at",
-// "parts"}.
 absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                              const Target& target, const tune::TuneOptions& options,
                              const std::string& out_dir, const ParsedArgs& args, Io& io,
-                             absl::Time started, nlohmann::ordered_json* json_sink, int depth) {
-  const absl::Status st =
-      OptimizeOne(program, label, target, options, out_dir, args, io, started, json_sink);
-  if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition ||
-      depth >= search::kMaxChainedCuts) {
-    return st;
-  }
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
-                         search::SplitAtChainedMatmul(program));
-  if (!split) return st;
-  const std::string& name = split->names[0];
-  const std::string& output = split->names[1];
-  const Node& cut = program.node(split->chain.cut);
+                             absl::Time started, nlohmann::ordered_json* json_sink, int depth,
+                             int concat_cuts);
+
+// The two parts of a cut of `program` at `cut` (parts[0] computes it, parts[1] the output from
+// it), each optimized (and cut again) and proved on its own in DIR/<name>, then DIR/split.json
+// (`manifest`). `why` starts the "split" line of the summary. With --json the sink gets
+// {"split_at", "parts"}.
+absl::Status OptimizeCut(const Program& program, const std::string& label,
+                         const Target& target, const tune::TuneOptions& options,
+                         const std::string& out_dir, const ParsedArgs& args, Io& io,
+                         nlohmann::ordered_json* json_sink, TensorId cut_tensor,
+                         const Program (&split_parts)[2], const std::string (&names)[2],
+                         const std::string& manifest, absl::string_view why, int depth,
+                         int concat_cuts) {
+  const std::string& name = names[0];
+  const std::string& output = names[1];
+  const Node& cut = program.node(cut_tensor);
   const bool json = args.Flag("--json");
   if (!json) {
-    io.out << "split     no family of the whole program can be generated; " << name << " "
-           << DTypeName(cut.dtype) << ShapeToString(cut.shape)
+    io.out << "split     " << why << "; " << name << " " << DTypeName(cut.dtype)
+           << ShapeToString(cut.shape)
            << (cut.loc.line > 0 ? absl::StrCat(" (line ", cut.loc.line, ")") : "")
            << " is computed by a first program and " << output
            << " from it by a second, each optimized and proved alone\n";
   }
   nlohmann::ordered_json parts = nlohmann::ordered_json::array();
   for (size_t i = 0; i < 2; ++i) {
-    const Program& part = split->parts[i];
-    const std::string& part_name = split->names[i];
+    const Program& part = split_parts[i];
+    const std::string& part_name = names[i];
     if (!json) io.out << "\npart      " << i + 1 << " of 2: " << part_name << "\n";
     tune::TuneOptions one = options;
     one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", part_name));
@@ -308,15 +306,14 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
     const absl::Status ps =
         OptimizeOrSplit(part, absl::StrCat(label, " part ", part_name), target, one,
                         absl::StrCat(out_dir, "/", part_name), args, io, absl::Now(),
-                        json ? &j : nullptr, depth + 1);
+                        json ? &j : nullptr, depth, concat_cuts);
     if (!ps.ok()) {
       return absl::Status(ps.code(), absl::StrCat("part ", part_name, ": ", ps.message()));
     }
     if (json) parts.push_back(std::move(j));
   }
   // DIR/split.json: the parts in launch order, with the tensors each reads and writes.
-  PRISM_RETURN_IF_ERROR(WriteFile(JoinPath(out_dir, "split.json"),
-                                  search::SplitManifest(label, program, *split)));
+  PRISM_RETURN_IF_ERROR(WriteFile(JoinPath(out_dir, "split.json"), manifest));
   if (!json) {
     io.out << "\nwrote     " << out_dir << "/split.json (the parts in launch order: " << name
            << " first, then " << output << " from it)\n";
@@ -332,6 +329,42 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
     }
   }
   return absl::OkStatus();
+}
+
+// OptimizeOne; when that fails with FailedPrecondition (no family, or none generated) and the
+// program has a concat the families do not fuse (they fuse a matmul of concats), the program
+// cut at the concat (search::SplitAtConcat: a concat runs as a kernel of its own, up to
+// search::kMaxConcatCuts cuts along a path); else, when a matmul reads a wide matmul, the
+// program cut in two at that matmul's A operand (search::SplitAtChainedMatmul): the first part
+// computes it (in DIR/<its name>, named H when anonymous), the second the outputs from it (in
+// DIR/<output>); each part is optimized (and split again, up to search::kMaxChainedCuts deep)
+// and proved on its own. With --json the sink gets {"split_at", "parts"}.
+absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
+                             const Target& target, const tune::TuneOptions& options,
+                             const std::string& out_dir, const ParsedArgs& args, Io& io,
+                             absl::Time started, nlohmann::ordered_json* json_sink, int depth,
+                             int concat_cuts) {
+  const absl::Status st =
+      OptimizeOne(program, label, target, options, out_dir, args, io, started, json_sink);
+  if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition) return st;
+  // A concat the families cannot fuse (they fuse a matmul of concats): its own kernel.
+  PRISM_ASSIGN_OR_RETURN(std::optional<search::ConcatSplit> at_concat,
+                         search::SplitAtConcat(program));
+  if (at_concat) {
+    if (concat_cuts >= search::kMaxConcatCuts) return search::ConcatCutLimitError();
+    return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink,
+                       at_concat->cut, at_concat->parts, at_concat->names,
+                       search::SplitManifest(label, program, *at_concat),
+                       "a concat runs as a kernel of its own", depth, concat_cuts + 1);
+  }
+  if (depth >= search::kMaxChainedCuts) return st;
+  PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
+                         search::SplitAtChainedMatmul(program));
+  if (!split) return st;
+  return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink,
+                     split->chain.cut, split->parts, split->names,
+                     search::SplitManifest(label, program, *split),
+                     "no family of the whole program can be generated", depth + 1, concat_cuts);
 }
 
 absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
@@ -376,12 +409,12 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
           nlohmann::ordered_json* json_sink) {
         if (output.empty()) {
           return OptimizeOrSplit(program, label, target, options, out_dir, args, io, started,
-                                 json_sink, 0);
+                                 json_sink, 0, 0);
         }
         tune::TuneOptions one = options;
         one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", output));
         return OptimizeOrSplit(program, label, target, one, absl::StrCat(out_dir, "/", output),
-                               args, io, absl::Now(), json_sink, 0);
+                               args, io, absl::Now(), json_sink, 0, 0);
       });
 }
 

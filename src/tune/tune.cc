@@ -749,7 +749,8 @@ std::vector<Assignment> NeighborAssignments(const SGraph& graph, const Assignmen
 }
 
 std::string CandidateText(const SGraph& graph, const Candidate& c) {
-  std::string s = AssignmentText(graph, c.assignment);
+  std::string s =
+      graph.params().empty() ? std::string("(no parameters)") : AssignmentText(graph, c.assignment);
   if (!c.codegen_variant.empty()) absl::StrAppend(&s, " [", c.codegen_variant, "]");
   return s;
 }

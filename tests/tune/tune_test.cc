@@ -888,6 +888,30 @@ TEST(OptimizeTest, ProgramNameNamesTheKernels) {
   }
 }
 
+// A concat of inputs: one family without parameters (a library kernel, codegen's copy), one
+// instance and its PDL twin (its cost is under the 2 µs bound), shown as "(no parameters)".
+TEST(OptimizeTest, AConcatOfInputsIsItsCopyKernel) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  ProgramBuilder b;
+  const TensorId a = b.Input("A", DType::kF16, {8, 256});
+  const TensorId h = b.Input("H", DType::kF16, {8, 64});
+  const TensorId y = b.Concat({a, h}, -1);
+  b.SetName(y, "Y");
+  b.Output(y);
+  ASSERT_OK_AND_ASSIGN(Program p, std::move(b).Build());
+  TuneOptions options = Options(false);
+  options.program_name = "cat";
+  ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(p, target, options));
+  ASSERT_EQ(r.search.families.size(), 1u);
+  ASSERT_EQ(r.candidates.size(), 2u);
+  const SGraph& g = *r.search.families[0].graph;
+  EXPECT_EQ(CandidateText(g, r.candidates[0]), "(no parameters)");
+  EXPECT_EQ(CandidateText(g, r.candidates[1]), "(no parameters) [programmatic_dependent_launch]");
+  ASSERT_EQ(r.code.launches.size(), 1u);
+  EXPECT_EQ(r.code.launches[0].function, "prism_cat_k0");
+  EXPECT_THAT(r.code.source, HasSubstr("prism_dev::U32x4"));  // 16-byte copies
+}
+
 TEST(OptimizeTest, ErrorsByExactMessage) {
   ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
   // No family of an f32 matmul can be generated yet: every family's reason once, with the

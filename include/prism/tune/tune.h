@@ -316,8 +316,8 @@ absl::Time MeasuringDeadline(absl::Time start, double measure_budget_s, absl::Ti
 // finalist has a measurement.
 int PickConfirmed(const std::vector<std::vector<double>>& times);
 
-// A candidate for people: AssignmentText(graph, assignment), then " [<variant>]" when it has
-// a codegen variant.
+// A candidate for people: AssignmentText(graph, assignment) ("(no parameters)" for a family
+// without any, a concat's library kernel), then " [<variant>]" when it has a codegen variant.
 std::string CandidateText(const SGraph& graph, const Candidate& c);
 
 // The tuning cache: DIR/<key>.json per (program, GPU, driver, NVRTC, options), holding the
