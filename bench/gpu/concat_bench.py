@@ -16,7 +16,6 @@ import bench_optimize as bo  # noqa: E402
 import torch  # noqa: E402
 
 harness = bo.harness
-root = sys.argv[1] if len(sys.argv) > 1 else ".carry/opt/concat"
 F16 = torch.float16
 cases = {
     "kv": (lambda: (torch.randn(32, 2047, 128, dtype=F16, device="cuda"),
@@ -24,23 +23,31 @@ cases = {
     "big": (lambda: (torch.randn(4096, 4096, dtype=F16, device="cuda"),
                      torch.randn(4096, 1024, dtype=F16, device="cuda")), -1, ["A", "B"]),
 }
-res = {}
-for name, (make, dim, inputs) in cases.items():
-    folder = os.path.join(root, f"out_{name}")
-    if not os.path.exists(os.path.join(folder, "launch.json")):
-        print(name, "no prism output", flush=True)
-        continue
-    p = bo.Program(folder, inputs)
-    a = make()
-    nbytes = 2 * sum(t.numel() * t.element_size() for t in a)  # read + write
-    sets = harness.input_sets(make, nbytes)
-    got = p(*sets[0])
-    torch.cuda.synchronize()
-    same = bool(torch.equal(got, torch.cat(sets[0], dim)))
-    tp = harness.graph_us(p, sets)
-    tt = harness.graph_us(lambda x, y: torch.cat((x, y), dim), sets)
-    res[name] = dict(bytes=nbytes, sets=len(sets), equal=same, prism_us=tp, torch_cat_us=tt,
-                     prism_TBps=nbytes / tp / 1e6, torch_TBps=nbytes / tt / 1e6)
-    print(name, json.dumps(res[name]), flush=True)
-with open(os.path.join(os.environ.get("OUT", "/tmp"), "concat_bench.json"), "w") as f:
-    json.dump(res, f, indent=1)
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else ".carry/opt/concat"
+    res = {}
+    for name, (make, dim, inputs) in cases.items():
+        folder = os.path.join(root, f"out_{name}")
+        if not os.path.exists(os.path.join(folder, "launch.json")):
+            print(name, "no prism output", flush=True)
+            continue
+        p = bo.Program(folder, inputs)
+        a = make()
+        nbytes = 2 * sum(t.numel() * t.element_size() for t in a)  # read + write
+        sets = harness.input_sets(make, nbytes)
+        got = p(*sets[0])
+        torch.cuda.synchronize()
+        same = bool(torch.equal(got, torch.cat(sets[0], dim)))
+        tp = harness.graph_us(p, sets)
+        tt = harness.graph_us(lambda x, y: torch.cat((x, y), dim), sets)
+        res[name] = dict(bytes=nbytes, sets=len(sets), equal=same, prism_us=tp, torch_cat_us=tt,
+                         prism_TBps=nbytes / tp / 1e6, torch_TBps=nbytes / tt / 1e6)
+        print(name, json.dumps(res[name]), flush=True)
+    with open(os.path.join(os.environ.get("OUT", "/tmp"), "concat_bench.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,7 @@ for f in .carry/opt/concat/*.prism; do
   echo "=== $n"
   s=$(date +%s.%N)
   .carry/opt/bin/prism optimize "$f" --gpu 0 --out .carry/opt/concat/out_$n --json > $OUT/concat_$n.json 2> /tmp/err_$n.txt
-  echo "rc=$? wall $(echo "$(date +%s.%N) - $s" | bc) s"; tail -2 /tmp/err_$n.txt
+  echo "rc=$? wall $(python3 -c "import time; print(round(time.time() - $s, 1))") s"; tail -2 /tmp/err_$n.txt
   python3 - "$OUT/concat_$n.json" <<'PY'
 import json, sys
 def walk(j, path=""):
