@@ -191,13 +191,16 @@ absl::StatusOr<LaunchConfig> GeneratePointwiseKernel(const BlockProgram& p, int 
                                                      const CodegenOptions& options,
                                                      std::string& source);
 
-// A library kernel (`p.kernels[kernel]` holds a LibraryKernel; library_gen.cc): concat is
-// generated as one copy kernel (docs/codegen.md, "Library kernels: concat"), appending its
-// source; any other op → Unimplemented("codegen: kernel K: library kernels (OP) are not
-// supported yet"). Concat errors name the kernel: InvalidArgument for a malformed kernel
-// (operands, dtypes or shapes that docs/ir_semantics.md §2 rejects, the result among the
-// operands), Unimplemented for a dtype other than f16, bf16 and f32, ResourceExhausted for a
-// result of more than 2^31 − 1 elements (32-bit indices). Of the options only name_suffix and
+// A library kernel (`p.kernels[kernel]` holds a LibraryKernel; library_gen.cc), appending its
+// source: concat is generated as one copy kernel (docs/codegen.md, "Library kernels: concat");
+// sum, max, mean, softmax and rms_norm over any dim (negative: counted from the end) as one
+// kernel of one thread per fibre that folds it in increasing index order in f32, matching the
+// interpreter's device mode (docs/codegen.md, "Library kernels: reductions and norms"); any other
+// op → Unimplemented("codegen: kernel K: library kernels (OP) are not supported yet"). Errors
+// name the kernel: InvalidArgument for a malformed kernel (operands, dim, eps, dtypes or shapes
+// that docs/ir_semantics.md §2 rejects, the result among the operands), Unimplemented for a
+// dtype other than f16, bf16 and f32, ResourceExhausted for a concat result or fibre-op operand
+// of more than 2^31 − 1 elements (32-bit indices). Of the options only name_suffix and
 // programmatic_dependent_launch apply; the others are ignored.
 absl::StatusOr<LaunchConfig> GenerateLibraryKernel(const BlockProgram& p, int kernel,
                                                    const CodegenOptions& options,

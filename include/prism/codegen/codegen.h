@@ -44,7 +44,14 @@
 // 16, else elements; 256 threads, ⌈units / 256⌉ blocks capped at 528, grid-stride; no shared
 // memory; f16, bf16 and f32; arguments: each operand tensor once in operand order, then the
 // result. A result over 2^31 − 1 elements → ResourceExhausted (32-bit indices).
-// Anything else (library kernels of other ops, other loop-invariant inputs outside attention,
+// And one per sum / max / mean / softmax / rms_norm library kernel over any dim (library_gen.cc):
+// the operand viewed as [outer, n, inner] (n: the extent of `dim`), one thread per fibre
+// (outer · inner of them) folding its n elements in increasing index order in f32 exactly as
+// docs/ir_semantics.md §3.2–3.3 (softmax: three passes, rms_norm: two, re-reading the input);
+// loads coalesced across inner, uncoalesced when `dim` is the last (inner = 1); 256 threads,
+// ⌈outer · inner / 256⌉ blocks, no shared memory; f16, bf16 and f32; arguments: the operand,
+// then the result. An operand over 2^31 − 1 elements → ResourceExhausted.
+// Anything else (library kernels of other ops (unary, binary, matmul), other loop-invariant inputs outside attention,
 // reductions, other rms, online accumulators, other after-loop matmuls, ...) →
 // Unimplemented naming the kernel, op and what is missing; never wrong code. Output is
 // deterministic: the same program and options give byte-identical strings.
@@ -198,7 +205,7 @@ struct LaunchConfig {
   std::string kernel;    // the kernel's name ("k0")
   std::string function;  // the extern "C" __global__ name
   // The launch grid: the graph's (gx, gy, gz), except for pointwise kernels (gx, gy, gz·P) and
-  // library kernels (concat: (blocks, 1, 1), see above).
+  // library kernels (concat and the fibre ops: (blocks, 1, 1), see above).
   std::array<int64_t, 3> grid = {1, 1, 1};
   int64_t threads = 0;             // blockDim.x (blockDim.y = blockDim.z = 1)
   // Thread block cluster dimensions: {1, 1, 1} (no cluster) unless the kernel has a combine
