@@ -2890,19 +2890,19 @@ TEST(CodegenTest, ConcatRefusals) {
                                      "bits)")));
 }
 
-// Library kernels of every other op stay Unimplemented, by exact message, also after a concat
-// kernel that generates.
+// Library kernels of every other op (unary, binary, matmul) stay Unimplemented, by exact
+// message, also after a concat kernel that generates.
 TEST(CodegenTest, OtherLibraryKernelsAreUnimplemented) {
   struct OpCase {
     OpKind op;
     Shape result;
     const char* name;
   };
+  // (sum, max, mean, softmax and rms_norm generate: FibreLibraryKernel.)
   const OpCase cases[] = {
-      {OpKind::kSum, {8, 1}, "sum"},           {OpKind::kMax, {8, 1}, "max"},
-      {OpKind::kMean, {8, 1}, "mean"},         {OpKind::kExp, {8, 16}, "exp"},
-      {OpKind::kAdd, {8, 16}, "add"},          {OpKind::kSoftmax, {8, 16}, "softmax"},
-      {OpKind::kRmsNorm, {8, 16}, "rms_norm"}, {OpKind::kMatMul, {8, 8}, "matmul"},
+      {OpKind::kExp, {8, 16}, "exp"},
+      {OpKind::kAdd, {8, 16}, "add"},
+      {OpKind::kMatMul, {8, 8}, "matmul"},
   };
   for (const OpCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -2932,6 +2932,286 @@ TEST(CodegenTest, OtherLibraryKernelsAreUnimplemented) {
                            ::testing::Eq(absl::StrCat("codegen: kernel k9: library kernels (",
                                                       c.name, ") are not supported yet"))));
     }
+  }
+}
+
+}  // namespace
+}  // namespace prism::codegen
+
+// ---- library kernels: sum, max, mean, softmax, rms_norm over any dim (library_gen.cc) -----------
+namespace prism::codegen {
+namespace {
+
+using launch_options::Count;
+
+// A program of one fibre-op library kernel (split_fixtures.h MakeLibraryReduceFixture).
+absl::StatusOr<BlockProgram> FibreProgram(OpKind op, const Shape& shape, int64_t dim,
+                                          DType dtype = DType::kF16, double eps = 1e-5) {
+  PRISM_ASSIGN_OR_RETURN(fixtures::Fixture f,
+                         codegen_test::MakeLibraryReduceFixture(op, shape, dim, dtype, eps));
+  return Instantiate(f.graph, {});
+}
+
+struct FibreCase {
+  const char* label;
+  OpKind op;
+  Shape shape;
+  int64_t dim;
+  DType dtype;
+  int64_t grid;         // ⌈outer · inner / 256⌉
+  const char* view;     // in the comment line: the [outer, n, inner] view, fibres, stride
+  const char* base;     // the fibre's first element
+};
+
+// A sum / max / mean / softmax / rms_norm library kernel becomes one kernel of one thread per
+// fibre, by case: the launch (grid, 256 threads, X then Y, no shared memory, PDL per option),
+// the source (signature, view, the fibre's base by the view's shape, one pass per fold in
+// increasing k, the f32 arithmetic of docs/ir_semantics.md §3.2 per op, the conversions of the
+// dtype), launch.json and host.h; determinism.
+TEST(CodegenTest, FibreLibraryKernel) {
+  constexpr DType kF16 = DType::kF16, kBF16 = DType::kBF16, kF32 = DType::kF32;
+  constexpr OpKind kSum = OpKind::kSum, kMax = OpKind::kMax, kMean = OpKind::kMean;
+  constexpr OpKind kSoftmax = OpKind::kSoftmax, kRms = OpKind::kRmsNorm;
+  const char* const kOuter = "X + o * (kN * kInner) + i;";
+  const char* const kRows = "X + f * kN;";
+  const char* const kCols = "X + f;";
+  const FibreCase cases[] = {
+      {"sum over dim 0", kSum, {64, 96}, 0, kF16, 1,
+       "viewed as [1, 64, 96]: 96 fibre(s) of 64 at stride 96", kCols},
+      {"max over a middle dim", kMax, {4, 33, 16}, 1, kBF16, 1,
+       "viewed as [4, 33, 16]: 64 fibre(s) of 33 at stride 16", kOuter},
+      {"mean over dim -2", kMean, {8, 100, 40}, -2, kF32, 2,
+       "viewed as [8, 100, 40]: 320 fibre(s) of 100 at stride 40", kOuter},
+      {"sum over the last dim", kSum, {1000, 77}, -1, kF16, 4,
+       "viewed as [1000, 77, 1]: 1000 fibre(s) of 77 at stride 1", kRows},
+      {"softmax over dim 0", kSoftmax, {64, 96}, 0, kF16, 1,
+       "viewed as [1, 64, 96]: 96 fibre(s) of 64 at stride 96", kCols},
+      {"softmax over a middle dim", kSoftmax, {2, 50, 300}, 1, kBF16, 3,
+       "viewed as [2, 50, 300]: 600 fibre(s) of 50 at stride 300", kOuter},
+      {"softmax over the last dim", kSoftmax, {3, 5}, 1, kF32, 1,
+       "viewed as [3, 5, 1]: 3 fibre(s) of 5 at stride 1", kRows},
+      {"rms_norm over rows", kRms, {16, 4096}, 1, kF32, 1,
+       "viewed as [16, 4096, 1]: 16 fibre(s) of 4096 at stride 1", kRows},
+      {"rms_norm over a middle dim", kRms, {4, 512, 64}, -2, kF16, 1,
+       "viewed as [4, 512, 64]: 256 fibre(s) of 512 at stride 64", kOuter},
+      {"max of rank 1", kMax, {100}, 0, kF32, 1,
+       "viewed as [1, 100, 1]: 1 fibre(s) of 100 at stride 1", kRows},
+      {"sum of rank 4, dim 2", kSum, {2, 3, 4, 5}, 2, kBF16, 1,
+       "viewed as [6, 4, 5]: 30 fibre(s) of 4 at stride 5", kOuter},
+      {"mean over extent 1", kMean, {7, 1, 3}, 1, kF16, 1,
+       "viewed as [7, 1, 3]: 21 fibre(s) of 1 at stride 3", kOuter},
+      {"a 2^31 - 1 element fibre", kSum, {2147483647}, 0, kF16, 1,
+       "viewed as [1, 2147483647, 1]: 1 fibre(s) of 2147483647 at stride 1", kRows},
+      {"2^31 - 65536 elements, 32767 fibres", kSoftmax, {65536, 32767}, 0, kBF16, 128,
+       "viewed as [1, 65536, 32767]: 32767 fibre(s) of 65536 at stride 32767", kCols},
+  };
+  for (const FibreCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, FibreProgram(c.op, c.shape, c.dim, c.dtype));
+    const std::string op(GetOpInfo(c.op).name);
+    const std::string function = absl::StrCat("prism_", op, "_k0");
+    const std::string elem = c.dtype == kF32    ? "float"
+                             : c.dtype == kBF16 ? "prism_dev::bf16_t"
+                                                : "prism_dev::f16_t";
+    const std::string cvt = c.dtype == kF32 ? "" : c.dtype == kBF16 ? "BF16" : "F16";
+    const int64_t rank = static_cast<int64_t>(c.shape.size());
+    const int64_t n = c.shape[c.dim < 0 ? c.dim + rank : c.dim];
+    const bool reduces = c.op == kSum || c.op == kMax || c.op == kMean;
+    for (bool pdl : {false, true}) {
+      SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
+      CodegenOptions options;
+      options.programmatic_dependent_launch = pdl;
+      ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+      ASSERT_EQ(code.launches.size(), 1u);
+      const LaunchConfig& l = code.launches[0];
+      EXPECT_EQ(l.kernel, "k0");
+      EXPECT_EQ(l.function, function);
+      EXPECT_EQ(l.grid, (std::array<int64_t, 3>{c.grid, 1, 1}));
+      EXPECT_EQ(l.threads, 256);
+      EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, 1}));
+      EXPECT_EQ(l.programmatic, pdl);
+      EXPECT_EQ(l.dynamic_smem_bytes, 0);
+      EXPECT_EQ(l.residency_pad_bytes, 0);
+      EXPECT_EQ(l.stage_bytes, 0);
+      EXPECT_EQ(l.reduction_bytes, 0);
+      EXPECT_EQ(l.accumulator_regs, 0);
+      std::vector<std::string> args;
+      for (int t : l.args) args.push_back(p.tensors[t].name);
+      EXPECT_THAT(args, ::testing::ElementsAre("X", "Y"));
+      EXPECT_EQ(l.written, (std::vector<bool>{false, true}));
+      // The source.
+      EXPECT_THAT(code.source,
+                  HasSubstr(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(256) ",
+                                         function, "(const ", elem, "* __restrict__ t_X, ", elem,
+                                         "* __restrict__ t_Y) {\n")));
+      EXPECT_THAT(code.source, HasSubstr(absl::StrCat(c.view, ", one thread each, folded in "
+                                                      "index order; grid ", c.grid,
+                                                      ", 256 threads\n")));
+      // The kernel alone (device_common.cuh comes before it).
+      const std::string body = code.source.substr(code.source.find("// kernel k0:"));
+      EXPECT_EQ(Count(body, "  prism_dev::PdlPrologue();"), pdl ? 1 : 0);
+      EXPECT_THAT(code.source, HasSubstr(absl::StrCat("  const ", elem, "* __restrict__ x = t_",
+                                                      c.base)));
+      EXPECT_EQ(Count(body, "const unsigned o = f / kInner, i = f - o * kInner;"),
+                c.base == kOuter ? 1 : 0);
+      EXPECT_EQ(Count(body, "* kInner]"),
+                c.base == kRows ? 0 : (c.op == kSoftmax ? 4 : c.op == kRms ? 3 : 1));
+      EXPECT_EQ(Count(body, absl::StrCat("* __restrict__ y = t_")), reduces ? 0 : 1);
+      EXPECT_EQ(Count(body, "t_Y[f] = "), reduces ? 1 : 0);
+      // The passes over the fibre, each in increasing k.
+      const int passes = c.op == kSoftmax ? 3 : c.op == kRms ? 2 : 1;
+      EXPECT_EQ(Count(body, "for (unsigned k = 0; k < kN; ++k)") +
+                    Count(body, "for (unsigned k = 1; k < kN; ++k)"),
+                passes);
+      const bool max = c.op == kMax || c.op == kSoftmax;
+      EXPECT_EQ(Count(body, "float acc = 0.0f;"), c.op == kSum || c.op == kMean ? 1 : 0);
+      EXPECT_EQ(Count(body, " || v != v) "), max ? 1 : 0);  // NaN propagates
+      EXPECT_EQ(Count(body, "expf("), c.op == kSoftmax ? 2 : 0);
+      EXPECT_EQ(Count(body, "ss = fmaf(v, v, ss);"), c.op == kRms ? 1 : 0);
+      EXPECT_EQ(Count(body, absl::StrCat("acc / ", n, ".0f")), c.op == kMean ? 1 : 0);
+      EXPECT_EQ(Count(body, absl::StrCat("1.0f / sqrtf(ss / ", n, ".0f + 9.99999975e-06f)")),
+                c.op == kRms ? 1 : 0);
+      EXPECT_EQ(Count(body, absl::StrCat("prism_dev::", cvt, "ToF32(")) > 0, !cvt.empty());
+      EXPECT_EQ(Count(body, absl::StrCat("prism_dev::F32To", cvt, "(")), cvt.empty() ? 0 : 1);
+      // launch.json and host.h.
+      const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+      const nlohmann::json& k = j["kernels"][0];
+      EXPECT_EQ(k["function"], function);
+      EXPECT_EQ(k["grid"], nlohmann::json({c.grid, 1, 1}));
+      EXPECT_EQ(k["block"], nlohmann::json({256, 1, 1}));
+      EXPECT_EQ(k["dynamic_smem_bytes"], 0);
+      EXPECT_EQ(k.contains("programmatic_dependent_launch"), pdl);
+      ASSERT_EQ(k["args"].size(), 2u);
+      EXPECT_EQ(k["args"][0]["access"], "read");
+      EXPECT_EQ(k["args"][1]["access"], "write");
+      EXPECT_EQ(k["args"][0]["shape"], nlohmann::json(c.shape));
+      Shape out = c.shape;
+      if (reduces) out[c.dim < 0 ? c.dim + rank : c.dim] = 1;
+      EXPECT_EQ(k["args"][1]["shape"], nlohmann::json(out));
+      EXPECT_THAT(code.host_header,
+                  HasSubstr("inline cudaError_t Launch_k0(const void* t_X, void* t_Y, "
+                            "cudaStream_t stream = 0) {\n"));
+      EXPECT_EQ(Count(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
+                pdl ? 1 : 0);
+      EXPECT_EQ(Count(code.host_header, absl::StrCat(function, "<<<dim3(", c.grid,
+                                                     ", 1, 1), dim3(256), 0, ")),
+                pdl ? 0 : 1);
+      ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+      EXPECT_EQ(again.source, code.source);  // deterministic
+      EXPECT_EQ(again.launch_json, code.launch_json);
+      EXPECT_EQ(again.host_header, code.host_header);
+    }
+  }
+}
+
+// The softmax kernel of the table above over dim 0 of f16 [64, 96], whole.
+TEST(CodegenTest, FibreKernelSource) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, FibreProgram(OpKind::kSoftmax, {64, 96}, 0));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  const size_t at = code.source.find("// kernel k0:");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel softmax(X f16 [64, 96], dim 0) -> Y [64, 96]; viewed as [1, 64, 96]: 96 fibre(s) of 64 at stride 96, one thread each, folded in index order; grid 1, 256 threads
+extern "C" __global__ void __launch_bounds__(256) prism_softmax_k0(const prism_dev::f16_t* __restrict__ t_X, prism_dev::f16_t* __restrict__ t_Y) {
+  constexpr unsigned kN = 64u, kInner = 96u, kFibres = 96u;
+  const unsigned f = blockIdx.x * 256u + threadIdx.x;  // the fibre
+  if (f >= kFibres) return;
+  const prism_dev::f16_t* __restrict__ x = t_X + f;
+  prism_dev::f16_t* __restrict__ y = t_Y + f;
+  float m = prism_dev::F16ToF32(x[0]);  // max: from x_0, a NaN kept
+#pragma unroll 4
+  for (unsigned k = 1; k < kN; ++k) {
+    const float v = prism_dev::F16ToF32(x[k * kInner]);
+    if (v > m || v != v) m = v;
+  }
+  float sum = 0.0f;
+#pragma unroll 4
+  for (unsigned k = 0; k < kN; ++k) sum = sum + expf(prism_dev::F16ToF32(x[k * kInner]) - m);
+#pragma unroll 4
+  for (unsigned k = 0; k < kN; ++k) y[k * kInner] = prism_dev::F32ToF16(expf(prism_dev::F16ToF32(x[k * kInner]) - m) / sum);
+}
+)");
+}
+
+// Of the options only name_suffix and programmatic_dependent_launch apply to a fibre kernel.
+TEST(CodegenTest, FibreIgnoresTheTemplateOptions) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, FibreProgram(OpKind::kRmsNorm, {4, 512, 64}, 1));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(p));
+  CodegenOptions options;
+  options.max_dynamic_smem_bytes = 0;
+  options.attention_tiles_per_warp = 5;
+  options.attention_pipeline = options.attention_wgmma = true;
+  options.gemm_warps_along_n = options.gemm_chained_b_smem = true;
+  options.balance_residency = {132, 233472, 1024};
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+  EXPECT_EQ(code.source, plain.source);
+  EXPECT_EQ(code.launch_json, plain.launch_json);
+  EXPECT_EQ(code.host_header, plain.host_header);
+  options.name_suffix = "_v3";
+  ASSERT_OK_AND_ASSIGN(code, GenerateCuda(p, options));
+  ASSERT_EQ(code.launches.size(), 1u);
+  EXPECT_EQ(code.launches[0].function, "prism_rms_norm_k0_v3");
+  EXPECT_THAT(code.source, HasSubstr("void __launch_bounds__(256) prism_rms_norm_k0_v3("));
+  EXPECT_THAT(code.host_header, HasSubstr("prism_rms_norm_k0_v3<<<dim3(1, 1, 1), dim3(256), 0, "));
+}
+
+// What a fibre kernel refuses, by exact message: malformed kernels (InvalidArgument; the program
+// is edited after Instantiate, which never makes them) and operands over 2^31 − 1 elements.
+TEST(CodegenTest, FibreRefusals) {
+  struct Refusal {
+    const char* label;
+    OpKind op;
+    std::function<void(BlockProgram&)> change;
+    const char* message;
+  };
+  auto kernel = [](BlockProgram& p) -> LibraryKernel& {
+    return std::get<LibraryKernel>(p.kernels[0].body);
+  };
+  const Refusal cases[] = {
+      {"two operands", OpKind::kSum, [&](BlockProgram& p) { kernel(p).operands.push_back(0); },
+       "codegen: kernel k0: sum: takes 1 operand, found 2"},
+      {"dim 2 of rank 2", OpKind::kMax, [&](BlockProgram& p) { kernel(p).dim = 2; },
+       "codegen: kernel k0: max: dim 2 is out of range for rank 2"},
+      {"dim -3 of rank 2", OpKind::kSoftmax, [&](BlockProgram& p) { kernel(p).dim = -3; },
+       "codegen: kernel k0: softmax: dim -3 is out of range for rank 2"},
+      {"the result as the operand", OpKind::kSoftmax,
+       [&](BlockProgram& p) { kernel(p).operands[0] = kernel(p).result; },
+       "codegen: kernel k0: softmax: the result Y is also the operand"},
+      {"an operand out of range", OpKind::kMean, [&](BlockProgram& p) { kernel(p).operands[0] = 7; },
+       "codegen: kernel k0: mean: operand index 7 is out of range"},
+      {"the result out of range", OpKind::kMean, [&](BlockProgram& p) { kernel(p).result = -1; },
+       "codegen: kernel k0: mean: result index -1 is out of range"},
+      {"an empty dim", OpKind::kSum, [](BlockProgram& p) { p.tensors[0].shape = {0, 96}; },
+       "codegen: kernel k0: sum: X [0, 96] has an empty dim"},
+      {"a reduction's result not keepdim", OpKind::kSum,
+       [](BlockProgram& p) { p.tensors[1].shape = {96}; },
+       "codegen: kernel k0: sum: the result Y is f16 [96], expected f16 [1, 96]"},
+      {"a norm's result reduced", OpKind::kRmsNorm,
+       [](BlockProgram& p) { p.tensors[1].shape = {1, 96}; },
+       "codegen: kernel k0: rms_norm: the result Y is f16 [1, 96], expected f16 [64, 96]"},
+      {"the result's dtype", OpKind::kMax, [](BlockProgram& p) { p.tensors[1].dtype = DType::kF32; },
+       "codegen: kernel k0: max: the result Y is f32 [1, 96], expected f16 [1, 96]"},
+      {"a negative eps", OpKind::kRmsNorm, [&](BlockProgram& p) { kernel(p).eps = -1; },
+       "codegen: kernel k0: rms_norm: eps -1 is not finite and at least 0"},
+  };
+  for (const Refusal& c : cases) {
+    SCOPED_TRACE(c.label);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, FibreProgram(c.op, {64, 96}, 0));
+    c.change(p);
+    EXPECT_THAT(GenerateCuda(p),
+                StatusIs(absl::StatusCode::kInvalidArgument, ::testing::Eq(c.message)));
+  }
+  // 65536 · 32768 = 2^31 elements (2^31 − 1 are generated: FibreLibraryKernel); the operand is
+  // counted also when the result is 1/n of it.
+  for (OpKind op : {OpKind::kSum, OpKind::kSoftmax}) {
+    const std::string name(GetOpInfo(op).name);
+    SCOPED_TRACE(name);
+    ASSERT_OK_AND_ASSIGN(BlockProgram big, FibreProgram(op, {65536, 32768}, 0));
+    EXPECT_THAT(GenerateCuda(big),
+                StatusIs(absl::StatusCode::kResourceExhausted,
+                         ::testing::Eq(absl::StrCat("codegen: kernel k0: ", name,
+                                                    " operand X [65536, 32768] has more than "
+                                                    "2147483647 elements (the kernel indexes with "
+                                                    "32 bits)"))));
   }
 }
 

@@ -575,6 +575,27 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"concat", {{"x0", 1024}, {"x1", 1024}, {"dim", 1}, {"p1", 512}, {"p2", 8}}, {}},
                            GpuCase{"concat", {{"x0", 1000}, {"x1", 333}, {"dim", 1}, {"p1", 211}}, {},
                                    0, false, false, false, false, true},
+                           // Fibre-op library kernels (split_fixtures.h lib_<op>: X's dims x0,
+                           // x1, ..., the dim): sum over dim 0, max over a middle dim, mean over
+                           // dim -2, softmax over dim 0 and a middle dim, rms_norm over dim 1
+                           // (eps 1e-5; rows and a middle dim), rows of sum and softmax (inner
+                           // 1), rank 1; bf16 and f32; PDL; grids of several blocks.
+                           GpuCase{"lib_sum", {{"x0", 64}, {"x1", 96}, {"dim", 0}}, {}},
+                           BF16(GpuCase{"lib_sum", {{"x0", 64}, {"x1", 96}, {"dim", 0}}, {}}),
+                           GpuCase{"lib_max", {{"x0", 4}, {"x1", 33}, {"x2", 16}, {"dim", 1}}, {}},
+                           F32(GpuCase{"lib_max", {{"x0", 100}, {"dim", 0}}, {}}),
+                           GpuCase{"lib_mean", {{"x0", 8}, {"x1", 100}, {"x2", 40}, {"dim", -2}}, {}},
+                           F32(GpuCase{"lib_mean", {{"x0", 8}, {"x1", 100}, {"x2", 40}, {"dim", -2}}, {},
+                                       0, false, false, false, false, true}),
+                           GpuCase{"lib_softmax", {{"x0", 64}, {"x1", 96}, {"dim", 0}}, {}},
+                           BF16(GpuCase{"lib_softmax", {{"x0", 2}, {"x1", 50}, {"x2", 300}, {"dim", 1}}, {}}),
+                           F32(GpuCase{"lib_softmax", {{"x0", 4}, {"x1", 8}, {"x2", 2}, {"x3", 40}, {"dim", 2}}, {}}),
+                           GpuCase{"lib_softmax", {{"x0", 1000}, {"x1", 77}, {"dim", -1}}, {},
+                                   0, false, false, false, false, true},
+                           GpuCase{"lib_rms_norm", {{"x0", 16}, {"x1", 4096}, {"dim", 1}}, {}},
+                           BF16(GpuCase{"lib_rms_norm", {{"x0", 4}, {"x1", 512}, {"x2", 64}, {"dim", 1}}, {}}),
+                           F32(GpuCase{"lib_rms_norm", {{"x0", 16}, {"x1", 4096}, {"dim", 1}}, {}}),
+                           GpuCase{"lib_sum", {{"x0", 1000}, {"x1", 77}, {"dim", -1}}, {}},
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},
@@ -597,7 +618,7 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                          codegen_test::MakeAnyFixture(c.fixture, c.sizes, c.dtype));
     Run r;
     r.name = c.fixture;
-    if (r.name == "concat") {
+    if (r.name == "concat" || absl::StartsWith(r.name, "lib_")) {
       for (const auto& [k, v] : c.sizes) absl::StrAppend(&r.name, " ", k, "=", v);
     }
     if (c.dtype != DType::kF16) absl::StrAppend(&r.name, " [", DTypeName(c.dtype), "]");

@@ -612,5 +612,56 @@ TEST(NvrtcAuditTest, ConcatLibraryKernelsCompileAndAudit) {
   }
 }
 
+// Fibre-op library kernels (sum, max, mean, softmax, rms_norm over any dim; split_fixtures.h
+// MakeLibraryReduceFixture; library_gen.cc) compile for sm_80 and sm_90, with and without
+// programmatic dependent launch, and pass the resource audit without a mismatch: no shared
+// memory (a library kernel's model has none), no spills.
+TEST(NvrtcAuditTest, FibreLibraryKernelsCompileAndAudit) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  struct Case {
+    OpKind op;
+    Shape shape;
+    int64_t dim;
+    DType dtype;
+    bool pdl = false;
+  };
+  const Case cases[] = {
+      {OpKind::kSum, {64, 96}, 0, DType::kF16},                 // columns (outer 1)
+      {OpKind::kMax, {4, 33, 16}, 1, DType::kBF16, true},       // a middle dim
+      {OpKind::kMean, {8, 100, 40}, -2, DType::kF32},           // a middle dim
+      {OpKind::kSum, {1000, 77}, -1, DType::kBF16},             // rows (inner 1)
+      {OpKind::kSoftmax, {64, 96}, 0, DType::kF16},             // columns
+      {OpKind::kSoftmax, {2, 50, 300}, 1, DType::kBF16, true},  // a middle dim
+      {OpKind::kSoftmax, {8, 4096}, -1, DType::kF32},           // rows
+      {OpKind::kRmsNorm, {16, 4096}, 1, DType::kF16},           // rows
+      {OpKind::kRmsNorm, {4, 512, 64}, 1, DType::kF32, true},   // a middle dim
+      {OpKind::kMax, {100}, 0, DType::kF16},                    // rank 1
+  };
+  for (const Case& c : cases) {
+    const std::string op(GetOpInfo(c.op).name);
+    std::string label = absl::StrCat(op, " ", DTypeName(c.dtype), " [",
+                                     absl::StrJoin(c.shape, ", "), "] dim ", c.dim);
+    if (c.pdl) label += " [programmatic_dependent_launch]";
+    SCOPED_TRACE(label);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
+                         codegen_test::MakeLibraryReduceFixture(c.op, c.shape, c.dim, c.dtype));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, {}));
+    CodegenOptions options;
+    options.programmatic_dependent_launch = c.pdl;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+    ExpectCompilesWithoutSpills(label, code, {80, 90});
+    for (int sm : {80, 90}) {
+      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+      ASSERT_OK_AND_ASSIGN(std::vector<KernelAudit> audit, AuditResources(fx.graph, {}, code, r));
+      std::cout << label << ": " << FormatAudit(audit);
+      ASSERT_EQ(audit.size(), 1u);
+      EXPECT_EQ(audit[0].function, absl::StrCat("prism_", op, "_k0"));
+      EXPECT_EQ(audit[0].model_smem_bytes, 0);
+      EXPECT_EQ(audit[0].generated_smem_bytes, 0);
+      EXPECT_THAT(audit[0].mismatches, ::testing::IsEmpty()) << r.log;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace prism::codegen

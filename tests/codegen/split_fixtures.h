@@ -42,6 +42,11 @@
 //   concat            inputs X0, X1, ... and Y = concat(X0, X1, ..., dim) as one library kernel
 //                     k0 (MakeConcatFixture); through MakeSplitFixture the sizes are x0, x1, ...
 //                     (X0's dims), dim, and p1, p2, ... (the extents of X1, X2, ... along dim)
+//
+// And a fibre-op library kernel: sum, max, mean, softmax or rms_norm of one input over any dim:
+//   lib_<op>          input X and Y = op(X, dim) as one library kernel k0
+//                     (MakeLibraryReduceFixture); through MakeSplitFixture the sizes are x0, x1,
+//                     ... (X's dims) and dim; rms_norm's eps is 1e-5
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
@@ -498,6 +503,33 @@ inline absl::StatusOr<fixtures::Fixture> MakeConcatFixture(const std::vector<Sha
   return fixtures::Fixture{std::move(g), std::move(program)};
 }
 
+// The fibre-op fixture (file comment): input X of `shape` and `dtype`, output Y written by
+// library kernel k0 = op(X, dim) (op: sum, max, mean, softmax or rms_norm; eps for rms_norm),
+// the sGraph named after the op. The Program is the same op.
+inline absl::StatusOr<fixtures::Fixture> MakeLibraryReduceFixture(OpKind op, const Shape& shape,
+                                                                  int64_t dim,
+                                                                  DType dtype = DType::kF16,
+                                                                  double eps = 1e-5) {
+  SGraph g{std::string(GetOpInfo(op).name)};
+  ProgramBuilder p;
+  const TensorId px = p.Input("X", dtype, shape);
+  // sum, max, mean through Reduce (which rejects any other op).
+  const TensorId py = op == OpKind::kSoftmax   ? p.Softmax(px, dim)
+                      : op == OpKind::kRmsNorm ? p.RmsNorm(px, dim, eps)
+                                               : p.Reduce(op, px, dim);
+  p.SetName(py, "Y");
+  p.Output(py);
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());  // checks dim
+  LibraryKernel lk;
+  lk.op = op;
+  lk.dim = dim;
+  lk.eps = op == OpKind::kRmsNorm ? eps : 0.0;
+  lk.operands = {g.AddInput("X", dtype, shape)};
+  lk.result = g.AddOutput("Y", dtype, program.node(py).shape);
+  g.AddLibraryKernel("k0", lk);
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
                                                           const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
@@ -519,6 +551,22 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
       parts.back()[d] = sizes.at(absl::StrCat("p", i));
     }
     return MakeConcatFixture(parts, dim);
+  }
+  if (absl::StartsWith(name, "lib_")) {
+    Shape x;
+    for (int d = 0; sizes.count(absl::StrCat("x", d)); ++d) {
+      x.push_back(sizes.at(absl::StrCat("x", d)));
+    }
+    if (x.empty() || sizes.count("dim") == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes x0, x1, ..., dim"));
+    }
+    for (OpKind op : {OpKind::kSum, OpKind::kMax, OpKind::kMean, OpKind::kSoftmax,
+                      OpKind::kRmsNorm}) {
+      if (name.substr(4) == GetOpInfo(op).name) {
+        return MakeLibraryReduceFixture(op, x, sizes.at("dim"));
+      }
+    }
+    return absl::NotFoundError(absl::StrCat("no split fixture ", name));
   }
   if (name == "rmsnorm_linear_split") return MakeRmsnormSplitFixture(sizes);
   if (name == "lora_split_xa") return MakeLoraSplitXaFixture(sizes);
