@@ -257,23 +257,23 @@ absl::Status WriteResult(const Result& result, const std::string& dir) {
 
 namespace {
 
-// `depth`: cuts at chained matmuls above this part; `concat_cuts`: cuts at concats above it.
+// `depth`: cuts at chained matmuls above this part; `library_cuts`: cuts at library ops above it.
 absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
-                                     std::string name, int depth, int concat_cuts);
+                                     std::string name, int depth, int library_cuts);
 
 // One part (`kind` "output" or "part", named `name`) of the program `options` describe:
 // labelled "<label> <kind> <name>", kernels prism_<program name>_<name>_..., errors prefixed
 // "<kind> <name>: ".
 absl::StatusOr<Plan> OptimizeSubpart(const Program& part, const OptimizeOptions& options,
                                      const char* kind, const std::string& name, int depth,
-                                     int concat_cuts) {
+                                     int library_cuts) {
   OptimizeOptions one = options;
   one.program_label = absl::StrCat(options.program_label, " ", kind, " ", name);
   one.program_name = tune::ProgramNameFrom(absl::StrCat(
       options.program_name.empty() ? tune::ProgramNameFrom(options.program_label)
                                    : options.program_name,
       "_", name));
-  absl::StatusOr<Plan> plan = OptimizePartsAt(part, one, name, depth, concat_cuts);
+  absl::StatusOr<Plan> plan = OptimizePartsAt(part, one, name, depth, library_cuts);
   if (!plan.ok()) {
     return absl::Status(plan.status().code(),
                         absl::StrCat(kind, " ", name, ": ", plan.status().message()));
@@ -282,7 +282,7 @@ absl::StatusOr<Plan> OptimizeSubpart(const Program& part, const OptimizeOptions&
 }
 
 absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
-                                     std::string name, int depth, int concat_cuts) {
+                                     std::string name, int depth, int library_cuts) {
   Plan plan;
   plan.name = std::move(name);
   plan.program = program;
@@ -292,7 +292,7 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
       PRISM_ASSIGN_OR_RETURN(
           Plan part, OptimizeSubpart(cone, options, "output",
                                      program.node(program.outputs()[i].tensor).name, depth,
-                                     concat_cuts));
+                                     library_cuts));
       plan.parts.push_back(std::move(part));
     }
     return plan;
@@ -303,18 +303,18 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
     return plan;
   }
   if (whole.status().code() != absl::StatusCode::kFailedPrecondition) return whole.status();
-  // A concat the families cannot fuse (they fuse a matmul of concats): its own kernel.
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::ConcatSplit> at_concat,
-                         search::SplitAtConcat(program));
-  if (at_concat) {
-    if (concat_cuts >= search::kMaxConcatCuts) return search::ConcatCutLimitError();
+  // An op no block op runs (a concat the families do not fuse, a reduction over another dim
+  // than the last): a kernel of its own.
+  PRISM_ASSIGN_OR_RETURN(std::optional<search::LibrarySplit> at_op,
+                         search::SplitAtLibraryOp(program));
+  if (at_op) {
+    if (library_cuts >= search::kMaxLibraryCuts) return search::LibraryCutLimitError();
     for (int i = 0; i < 2; ++i) {
-      PRISM_ASSIGN_OR_RETURN(Plan part, OptimizeSubpart(at_concat->parts[i], options, "part",
-                                                        at_concat->names[i], depth,
-                                                        concat_cuts + 1));
+      PRISM_ASSIGN_OR_RETURN(Plan part, OptimizeSubpart(at_op->parts[i], options, "part",
+                                                        at_op->names[i], depth, library_cuts + 1));
       plan.parts.push_back(std::move(part));
     }
-    plan.split_json = search::SplitManifest(options.program_label, program, *at_concat);
+    plan.split_json = search::SplitManifest(options.program_label, program, *at_op);
     return plan;
   }
   if (depth >= search::kMaxChainedCuts) return whole.status();
@@ -324,7 +324,7 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
   for (int i = 0; i < 2; ++i) {
     PRISM_ASSIGN_OR_RETURN(
         Plan part, OptimizeSubpart(split->parts[i], options, "part", split->names[i], depth + 1,
-                                   concat_cuts));
+                                   library_cuts));
     plan.parts.push_back(std::move(part));
   }
   plan.split_json = search::SplitManifest(options.program_label, program, *split);

@@ -30,8 +30,8 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   }
   // The theories load (errors surface before any work); workers make their own pruners.
   PRISM_RETURN_IF_ERROR(prune::Pruner::Create(target_).status());
-  if (std::optional<SGraph> lib = ConcatLibraryGraph()) {
-    // No generation: the concat's one family (the cache has nothing to add).
+  if (std::optional<SGraph> lib = LibraryGraph()) {
+    // No generation: the library op's one family (the cache has nothing to add).
     result_.funnel.generated = result_.funnel.structures = result_.funnel.map_validated = 1;
     Queue(*std::move(lib), kNoTemplate);
   } else if (!ReplayCache()) {
@@ -67,9 +67,9 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   return std::move(result_);
 }
 
-std::optional<SGraph> Searcher::ConcatLibraryGraph() const {
+std::optional<SGraph> Searcher::LibraryGraph() const {
   const Node& out = program_.node(program_.outputs()[0].tensor);
-  if (out.op != OpKind::kConcat) return std::nullopt;
+  if (!RunsAsLibraryKernel(program_, out)) return std::nullopt;
   for (TensorId t : out.operands) {
     if (program_.node(t).op != OpKind::kInput) return std::nullopt;
   }
@@ -80,10 +80,11 @@ std::optional<SGraph> Searcher::ConcatLibraryGraph() const {
     index[t.value()] = g.AddInput(n.name, n.dtype, n.shape);
   }
   LibraryKernel lk;
-  lk.op = OpKind::kConcat;
+  lk.op = out.op;
   for (TensorId t : out.operands) lk.operands.push_back(index[t.value()]);
   lk.result = g.AddOutput(out.name, out.dtype, out.shape);
   lk.dim = out.dim;
+  lk.eps = out.eps;
   g.AddLibraryKernel("k0", lk);
   return g;
 }
@@ -179,9 +180,9 @@ std::string NoFamilyHint(const Program& program) {
   for (const Node& n : program.nodes()) {
     if (n.op == OpKind::kConcat) {
       return absl::StrCat("; concat", LineText(n),
-                          " is not a block op: a concat inside a computation runs as a kernel "
-                          "of its own (prism::OptimizeParts and prism optimize cut the program "
-                          "there: search SplitAtConcat)");
+                          " is not a block op: it runs as a kernel of its own "
+                          "(prism::OptimizeParts and prism optimize cut the program there: "
+                          "search SplitAtLibraryOp)");
     }
   }
   // A reduction over another dim than the last: every block op that reduces (sum, max, rms,
@@ -198,8 +199,9 @@ std::string NoFamilyHint(const Program& program) {
     if (!dim.ok() || *dim == rank - 1) continue;
     return absl::StrCat("; ", GetOpInfo(n.op).name, LineText(n), " reduces dim ", n.dim, " of ",
                         DTypeName(x.dtype), ShapeToString(x.shape),
-                        ", and block ops reduce the last dim only: lay the tensor out with that "
-                        "dim last");
+                        ", and block ops reduce the last dim only: it runs as a kernel of its "
+                        "own (prism::OptimizeParts and prism optimize cut the program there: "
+                        "search SplitAtLibraryOp)");
   }
   for (const Node& n : program.nodes()) {
     if (GetOpInfo(n.op).category != OpCategory::kBinary || n.operands.size() != 2) continue;
@@ -361,44 +363,66 @@ std::string Manifest(const std::string& label, const Program& program, TensorId 
 
 }  // namespace
 
-absl::StatusOr<std::optional<ConcatSplit>> SplitAtConcat(const Program& program) {
+bool RunsAsLibraryKernel(const Program& program, const Node& n) {
+  if (n.op == OpKind::kConcat) return true;
+  const OpCategory cat = GetOpInfo(n.op).category;
+  if ((cat != OpCategory::kReduce && cat != OpCategory::kNorm) || n.operands.size() != 1) {
+    return false;
+  }
+  const int rank = static_cast<int>(program.node(n.operands[0]).shape.size());
+  const absl::StatusOr<int> dim = NormalizeDim(n.dim, rank);
+  return dim.ok() && *dim != rank - 1;
+}
+
+std::string LibraryOpText(const Program& program, const Node& n) {
+  if (n.op == OpKind::kConcat) return "a concat";
+  const int rank = static_cast<int>(program.node(n.operands[0]).shape.size());
+  const absl::StatusOr<int> dim = NormalizeDim(n.dim, rank);
+  return absl::StrCat("a ", GetOpInfo(n.op).name, " over dim ", dim.ok() ? *dim : n.dim);
+}
+
+absl::StatusOr<std::optional<LibrarySplit>> SplitAtLibraryOp(const Program& program) {
   if (program.outputs().size() != 1) {
-    return absl::InvalidArgumentError("SplitAtConcat: the program must have one output");
+    return absl::InvalidArgumentError("SplitAtLibraryOp: the program must have one output");
   }
   const TensorId out = program.outputs()[0].tensor;
-  std::optional<TensorId> cut;
+  std::optional<TensorId> cut, op;
   const Node& on = program.node(out);
-  if (on.op == OpKind::kConcat) {
+  if (RunsAsLibraryKernel(program, on)) {
     for (TensorId t : on.operands) {
       if (program.node(t).op != OpKind::kInput) {
         cut = t;
+        op = out;
         break;
       }
     }
-    if (!cut) return std::nullopt;  // one concat of inputs: the search's library kernel
+    if (!cut) return std::nullopt;  // one op of inputs: the search's library kernel
   } else {
     for (size_t k = 0; k < program.nodes().size() && !cut; ++k) {
-      if (program.nodes()[k].op == OpKind::kConcat) cut = TensorId(static_cast<uint32_t>(k));
+      if (RunsAsLibraryKernel(program, program.nodes()[k])) {
+        cut = op = TensorId(static_cast<uint32_t>(k));
+      }
     }
     if (!cut) return std::nullopt;
   }
   const Node& at = program.node(*cut);
-  const std::string name = at.name.empty() ? FreshName(program, "C") : at.name;
+  const char* base = program.node(*op).op == OpKind::kConcat ? "C" : "R";
+  const std::string name = at.name.empty() ? FreshName(program, base) : at.name;
   PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, *cut, name));
-  ConcatSplit result{*cut, {std::move(split.first), std::move(split.second)}, {name, ""}};
+  LibrarySplit result{*cut, *op, {std::move(split.first), std::move(split.second)}, {name, ""}};
   result.names[1] = result.parts[1].node(result.parts[1].outputs()[0].tensor).name;
   return result;
 }
 
-absl::Status ConcatCutLimitError() {
+absl::Status LibraryCutLimitError() {
   return absl::FailedPreconditionError(absl::StrCat(
-      "the program needs more than ", kMaxConcatCuts,
-      " cuts at concats (each concat inside a computation runs as a kernel of its own): split "
-      "it into smaller programs"));
+      "the program needs more than ", kMaxLibraryCuts,
+      " cuts at ops that run as kernels of their own (concats, and reductions or norms over a "
+      "dim other than the last): split it into smaller programs"));
 }
 
 std::string SplitManifest(const std::string& label, const Program& program,
-                          const ConcatSplit& split) {
+                          const LibrarySplit& split) {
   return Manifest(label, program, split.cut, split.parts, split.names);
 }
 

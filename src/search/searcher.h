@@ -242,12 +242,13 @@ class Searcher {
 
   void Queue(SGraph g, size_t template_index);
 
-  // A Program whose output is one concat of its inputs (every operand an input, in any order,
-  // an input read more than once allowed): the one family is a single library kernel that runs
-  // the concat (codegen's copy kernel), with no parameters. nullopt for any other Program: the
-  // block-op generation has no concat op, so a concat inside a computation has no family
-  // (prism::OptimizeParts cuts such programs at the concat, search SplitAtConcat).
-  std::optional<SGraph> ConcatLibraryGraph() const;
+  // A Program whose output is one op that runs as a library kernel (RunsAsLibraryKernel: a
+  // concat, or a reduction or norm over a dim other than the last) of its inputs (every operand
+  // an input; an input read more than once allowed): the one family is a single library kernel
+  // (codegen's copy or reduction kernel) with no parameters. nullopt for any other Program: the
+  // block-op generation has no such op, so one inside a computation has no family
+  // (prism::OptimizeParts cuts such programs there, search SplitAtLibraryOp).
+  std::optional<SGraph> LibraryGraph() const;
   // Queued library candidates carry this template index (no template: not cached).
   static constexpr size_t kNoTemplate = static_cast<size_t>(-1);
 

@@ -271,7 +271,7 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                              const Target& target, const tune::TuneOptions& options,
                              const std::string& out_dir, const ParsedArgs& args, Io& io,
                              absl::Time started, nlohmann::ordered_json* json_sink, int depth,
-                             int concat_cuts);
+                             int library_cuts);
 
 // The two parts of a cut of `program` at `cut` (parts[0] computes it, parts[1] the output from
 // it), each optimized (and cut again) and proved on its own in DIR/<name>, then DIR/split.json
@@ -283,7 +283,7 @@ absl::Status OptimizeCut(const Program& program, const std::string& label,
                          nlohmann::ordered_json* json_sink, TensorId cut_tensor,
                          const Program (&split_parts)[2], const std::string (&names)[2],
                          const std::string& manifest, absl::string_view why, int depth,
-                         int concat_cuts) {
+                         int library_cuts) {
   const std::string& name = names[0];
   const std::string& output = names[1];
   const Node& cut = program.node(cut_tensor);
@@ -306,7 +306,7 @@ absl::Status OptimizeCut(const Program& program, const std::string& label,
     const absl::Status ps =
         OptimizeOrSplit(part, absl::StrCat(label, " part ", part_name), target, one,
                         absl::StrCat(out_dir, "/", part_name), args, io, absl::Now(),
-                        json ? &j : nullptr, depth, concat_cuts);
+                        json ? &j : nullptr, depth, library_cuts);
     if (!ps.ok()) {
       return absl::Status(ps.code(), absl::StrCat("part ", part_name, ": ", ps.message()));
     }
@@ -332,9 +332,10 @@ absl::Status OptimizeCut(const Program& program, const std::string& label,
 }
 
 // OptimizeOne; when that fails with FailedPrecondition (no family, or none generated) and the
-// program has a concat the families do not fuse (they fuse a matmul of concats), the program
-// cut at the concat (search::SplitAtConcat: a concat runs as a kernel of its own, up to
-// search::kMaxConcatCuts cuts along a path); else, when a matmul reads a wide matmul, the
+// program has an op that no block op runs (a concat the families do not fuse, they fuse a
+// matmul of concats; a reduction or norm over a dim other than the last), the program cut
+// there (search::SplitAtLibraryOp: the op runs as a library kernel of its own, up to
+// search::kMaxLibraryCuts cuts along a path); else, when a matmul reads a wide matmul, the
 // program cut in two at that matmul's A operand (search::SplitAtChainedMatmul): the first part
 // computes it (in DIR/<its name>, named H when anonymous), the second the outputs from it (in
 // DIR/<output>); each part is optimized (and split again, up to search::kMaxChainedCuts deep)
@@ -343,19 +344,21 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                              const Target& target, const tune::TuneOptions& options,
                              const std::string& out_dir, const ParsedArgs& args, Io& io,
                              absl::Time started, nlohmann::ordered_json* json_sink, int depth,
-                             int concat_cuts) {
+                             int library_cuts) {
   const absl::Status st =
       OptimizeOne(program, label, target, options, out_dir, args, io, started, json_sink);
   if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition) return st;
-  // A concat the families cannot fuse (they fuse a matmul of concats): its own kernel.
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::ConcatSplit> at_concat,
-                         search::SplitAtConcat(program));
-  if (at_concat) {
-    if (concat_cuts >= search::kMaxConcatCuts) return search::ConcatCutLimitError();
-    return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink,
-                       at_concat->cut, at_concat->parts, at_concat->names,
-                       search::SplitManifest(label, program, *at_concat),
-                       "a concat runs as a kernel of its own", depth, concat_cuts + 1);
+  // An op no block op runs (a concat the families do not fuse, a reduction over another dim
+  // than the last): a kernel of its own.
+  PRISM_ASSIGN_OR_RETURN(std::optional<search::LibrarySplit> at_op,
+                         search::SplitAtLibraryOp(program));
+  if (at_op) {
+    if (library_cuts >= search::kMaxLibraryCuts) return search::LibraryCutLimitError();
+    return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink, at_op->cut,
+                       at_op->parts, at_op->names, search::SplitManifest(label, program, *at_op),
+                       absl::StrCat(search::LibraryOpText(program, program.node(at_op->op)),
+                                    " runs as a kernel of its own"),
+                       depth, library_cuts + 1);
   }
   if (depth >= search::kMaxChainedCuts) return st;
   PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
@@ -364,7 +367,7 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
   return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink,
                      split->chain.cut, split->parts, split->names,
                      search::SplitManifest(label, program, *split),
-                     "no family of the whole program can be generated", depth + 1, concat_cuts);
+                     "no family of the whole program can be generated", depth + 1, library_cuts);
 }
 
 absl::Status RunOptimize(const ParsedArgs& args, Io& io) {

@@ -265,30 +265,36 @@ TEST(OptimizeCliTest, AChainOfMatmulsIsSplitInTwo) {
   std::filesystem::remove_all(dir);
 }
 
-// A concat inside a computation runs as a kernel of its own (2026-12-06: "the search found no
-// family for this program; concat has no block op yet" before): the program is cut at the
-// concat (a matmul of a concat of inputs) or at the concat's computed operand (an output that
-// is a concat), each part optimized and proved alone; the concat of inputs is one library
-// kernel, a copy.
-TEST(OptimizeCliTest, AConcatIsCutOutAndRunsAsAKernelOfItsOwn) {
+// A concat inside a computation, and a reduction over another dim than the last, run as
+// kernels of their own (2026-12-06: "the search found no family for this program" before): the
+// program is cut at the op (a matmul of a concat of inputs; exp of a column sum) or at the op's
+// computed operand (an output that is a concat), each part optimized and proved alone; the op
+// of inputs is one library kernel (a copy, a reduction).
+TEST(OptimizeCliTest, ALibraryOpIsCutOutAndRunsAsAKernelOfItsOwn) {
   const struct {
     const char* name;
     const char* text;
     const char* split;  // the "split" line
     const char* first, *second;
-    const char* concat_part;  // the part that is the concat's copy kernel
+    const char* library_part;  // the part that is the op's library kernel
+    const char* op;            // its op, as family.json names it
   } kCases[] = {
       {"cat_matmul",
        "X = input f16[8, 256]\nH = input f16[8, 64]\nW = input f16[320, 128]\n"
        "Y = matmul(concat(X, H, -1), W)\noutput Y\n",
        "split     a concat runs as a kernel of its own; C f16[8, 320] (line 4) is computed by a "
        "first program and Y from it by a second, each optimized and proved alone\n",
-       "C", "Y", "C"},
+       "C", "Y", "C", "concat"},
       {"cat_out",
        "A = input f16[8, 128]\nB = input f16[8, 64]\nY = concat(silu(A), B, -1)\noutput Y\n",
        "split     a concat runs as a kernel of its own; C f16[8, 128] (line 3) is computed by a "
        "first program and Y from it by a second, each optimized and proved alone\n",
-       "C", "Y", "Y"},
+       "C", "Y", "Y", "concat"},
+      {"column_sum",
+       "X = input f16[64, 128]\nY = exp(sum(X, 0))\noutput Y\n",
+       "split     a sum over dim 0 runs as a kernel of its own; R f16[1, 128] (line 2) is "
+       "computed by a first program and Y from it by a second, each optimized and proved alone\n",
+       "R", "Y", "R", "sum"},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.name);
@@ -302,8 +308,8 @@ TEST(OptimizeCliTest, AConcatIsCutOutAndRunsAsAKernelOfItsOwn) {
       }
     }
     const nlohmann::json family =
-        nlohmann::json::parse(ReadText(run.dir + "/out/" + c.concat_part + "/family.json"));
-    EXPECT_THAT(family.dump(), HasSubstr("concat"));
+        nlohmann::json::parse(ReadText(run.dir + "/out/" + c.library_part + "/family.json"));
+    EXPECT_THAT(family.dump(), HasSubstr(c.op));
     const nlohmann::json split = nlohmann::json::parse(ReadText(run.dir + "/out/split.json"));
     EXPECT_EQ(split["cut"]["tensor"], c.first);
     EXPECT_EQ(split["parts"][0]["dir"], c.first);

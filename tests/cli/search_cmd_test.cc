@@ -45,9 +45,9 @@ TEST(SearchCliTest, NoFamilySaysWhy) {
   const Result r = RunPrism({"search", path});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("families (0, best first):\n  (none; concat (line 3) is not a "
-                               "block op: a concat inside a computation runs as a kernel of its "
-                               "own (prism::OptimizeParts and prism optimize cut the program "
-                               "there: search SplitAtConcat))\n"));
+                               "block op: it runs as a kernel of its own (prism::OptimizeParts "
+                               "and prism optimize cut the program there: search "
+                               "SplitAtLibraryOp))\n"));
   EXPECT_THAT(RunPrism({"search", SmallProgram()}).out, ::testing::Not(HasSubstr("(none")));
 }
 

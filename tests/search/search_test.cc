@@ -519,27 +519,32 @@ TEST(NoFamilyHintTest, NamesALowerRankInputOfABinaryOp) {
       {"X = input f16[2, 64]\nW = input f16[1, 64]\nY = add(X, W)\noutput Y\n", ""},
       {"X = input f16[64]\nY = exp(X)\noutput Y\n", ""},
       {"A = input f16[2, 8]\nB = input f16[3, 8]\nY = concat(A, exp(B), 0)\noutput Y\n",
-       "; concat (line 3) is not a block op: a concat inside a computation runs as a kernel of "
-       "its own (prism::OptimizeParts and prism optimize cut the program there: search "
-       "SplitAtConcat)"},
+       "; concat (line 3) is not a block op: it runs as a kernel of its own "
+       "(prism::OptimizeParts and prism optimize cut the program there: search "
+       "SplitAtLibraryOp)"},
       // Reductions over another dim than the last (random programs, 2026-12-05: 13 of 100
       // ended with "no family" and no reason).
       {"X = input f32[4, 2, 2]\nY = softmax(X, 1)\noutput Y\n",
        "; softmax (line 2) reduces dim 1 of f32[4, 2, 2], and block ops reduce the last dim "
-       "only: lay the tensor out with that dim last"},
+       "only: it runs as a kernel of its own (prism::OptimizeParts and prism optimize cut the "
+       "program there: search SplitAtLibraryOp)"},
       {"X = input f16[4, 8]\nY = exp(sum(X, 0))\noutput Y\n",
-       "; sum (line 2) reduces dim 0 of f16[4, 8], and block ops reduce the last dim only: lay "
-       "the tensor out with that dim last"},
+       "; sum (line 2) reduces dim 0 of f16[4, 8], and block ops reduce the last dim only: it "
+       "runs as a kernel of its own (prism::OptimizeParts and prism optimize cut the program "
+       "there: search SplitAtLibraryOp)"},
       {"X = input bf16[3, 8, 16]\nY = rms_norm(X, -2)\noutput Y\n",
        "; rms_norm (line 2) reduces dim -2 of bf16[3, 8, 16], and block ops reduce the last dim "
-       "only: lay the tensor out with that dim last"},
+       "only: it runs as a kernel of its own (prism::OptimizeParts and prism optimize cut the "
+       "program there: search SplitAtLibraryOp)"},
       {"X = input f16[4, 8]\nY = add(mean(X, 0), max(X, 0))\noutput Y\n",
-       "; mean (line 2) reduces dim 0 of f16[4, 8], and block ops reduce the last dim only: lay "
-       "the tensor out with that dim last"},
+       "; mean (line 2) reduces dim 0 of f16[4, 8], and block ops reduce the last dim only: it "
+       "runs as a kernel of its own (prism::OptimizeParts and prism optimize cut the program "
+       "there: search SplitAtLibraryOp)"},
       {"X = input f16[4, 8]\nY = softmax(X, -1)\noutput Y\n", ""},
       {"X = input f16[1, 8]\nY = sum(X, 0)\noutput Y\n",  // one element: no family either
-       "; sum (line 2) reduces dim 0 of f16[1, 8], and block ops reduce the last dim only: lay "
-       "the tensor out with that dim last"},
+       "; sum (line 2) reduces dim 0 of f16[1, 8], and block ops reduce the last dim only: it "
+       "runs as a kernel of its own (prism::OptimizeParts and prism optimize cut the program "
+       "there: search SplitAtLibraryOp)"},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.text);
@@ -707,11 +712,12 @@ TEST(SplitAtChainedMatmulTest, NamesTheCutAndSplitsThere) {
             "   \"outputs\": [\n    \"Y\"\n   ]\n  }\n ]\n}\n");
 }
 
-// The cut at a concat: the output's first computed operand when the output is a concat,
-// else the first concat in program order; the cut tensor keeps its name or gets the first free
-// one of C, C1, ...; no concat, or one concat of inputs only (the search's library kernel), no
-// split.
-TEST(SplitAtConcatTest, CutsOutEachConcatInsideAComputation) {
+// The cut at an op that runs as a library kernel (a concat; a reduction or norm over a dim
+// other than the last): the output's first computed operand when the output is such an op,
+// else the first such op in program order; the cut tensor keeps its name or gets the first
+// free one of C, C1, ... (a concat) or R, R1, ... (a reduction); none, or one such op of inputs
+// only (the search's library kernel), no split.
+TEST(SplitAtLibraryOpTest, CutsOutEachLibraryOpInsideAComputation) {
   const struct {
     const char* text;
     std::vector<std::string> names;  // empty: no split
@@ -739,6 +745,14 @@ TEST(SplitAtConcatTest, CutsOutEachConcatInsideAComputation) {
       {"A = input f16[2, 8]\nY = concat(A, A, -1)\noutput Y\n", {}, {}, {}},
       // No concat.
       {"X = input f16[8, 64]\nY = exp(X)\noutput Y\n", {}, {}, {}},
+      // Reductions and norms over another dim than the last.
+      {"X = input f16[64, 32]\nY = exp(sum(X, 0))\noutput Y\n", {"R", "Y"}, {"X"}, {"R"}},
+      {"X = input f16[4, 8, 16]\nY = softmax(exp(X), 1)\noutput Y\n", {"R", "Y"}, {"X"}, {"R"}},
+      {"X = input f16[4, 8]\nS = max(X, -2)\nY = neg(S)\noutput Y\n", {"S", "Y"}, {"X"}, {"S"}},
+      {"X = input f16[4, 8]\nY = rms_norm(X, 0)\noutput Y\n", {}, {}, {}},
+      // Over the last dim block ops reduce: no cut.
+      {"X = input f16[4, 8]\nY = exp(sum(X, -1))\noutput Y\n", {}, {}, {}},
+      {"X = input f16[8]\nY = softmax(exp(X), 0)\noutput Y\n", {}, {}, {}},
   };
   const auto names_of = [](const Program& p, absl::Span<const TensorId> ids) {
     std::vector<std::string> out;
@@ -748,7 +762,7 @@ TEST(SplitAtConcatTest, CutsOutEachConcatInsideAComputation) {
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.text);
     ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
-    ASSERT_OK_AND_ASSIGN(std::optional<ConcatSplit> s, SplitAtConcat(p));
+    ASSERT_OK_AND_ASSIGN(std::optional<LibrarySplit> s, SplitAtLibraryOp(p));
     if (c.names.empty()) {
       EXPECT_FALSE(s.has_value());
       continue;
@@ -767,7 +781,7 @@ TEST(SplitAtConcatTest, CutsOutEachConcatInsideAComputation) {
   while (!todo.empty()) {
     Program p = std::move(todo.back());
     todo.pop_back();
-    ASSERT_OK_AND_ASSIGN(std::optional<ConcatSplit> s, SplitAtConcat(p));
+    ASSERT_OK_AND_ASSIGN(std::optional<LibrarySplit> s, SplitAtLibraryOp(p));
     if (!s) continue;
     ASSERT_LT(++cuts, 8);
     todo.push_back(std::move(s->parts[0]));
@@ -776,7 +790,7 @@ TEST(SplitAtConcatTest, CutsOutEachConcatInsideAComputation) {
   EXPECT_EQ(cuts, 2);  // Q, then K
   // The manifest of the first case, exactly.
   ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(kCases[0].text));
-  ASSERT_OK_AND_ASSIGN(std::optional<ConcatSplit> s, SplitAtConcat(p));
+  ASSERT_OK_AND_ASSIGN(std::optional<LibrarySplit> s, SplitAtLibraryOp(p));
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(SplitManifest("xh", p, *s),
             "{\n \"format\": \"prism.split\",\n \"version\": 1,\n \"program\": \"xh\",\n"
@@ -788,19 +802,31 @@ TEST(SplitAtConcatTest, CutsOutEachConcatInsideAComputation) {
   // More than one output: refused.
   ASSERT_OK_AND_ASSIGN(Program two, ParseProgram("A = input f16[2, 8]\nY = exp(A)\nZ = neg(A)\n"
                                                  "output Y\noutput Z\n"));
-  EXPECT_THAT(SplitAtConcat(two).status(),
+  EXPECT_THAT(SplitAtLibraryOp(two).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       "SplitAtConcat: the program must have one output"));
-  EXPECT_THAT(ConcatCutLimitError(),
+                       "SplitAtLibraryOp: the program must have one output"));
+  EXPECT_THAT(LibraryCutLimitError(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "the program needs more than 16 cuts at concats (each concat inside a "
-                       "computation runs as a kernel of its own): split it into smaller programs"));
+                       "the program needs more than 16 cuts at ops that run as kernels of their "
+                       "own (concats, and reductions or norms over a dim other than the last): "
+                       "split it into smaller programs"));
+  // The split line's names of the ops.
+  ASSERT_OK_AND_ASSIGN(Program ops, ParseProgram(
+      "X = input f16[4, 8, 16]\nA = concat(X, X, 0)\nB = sum(A, 1)\nC = softmax(B, -3)\n"
+      "D = rms_norm(C, 0)\noutput D\n"));
+  std::vector<std::string> texts;
+  for (const Node& n : ops.nodes()) {
+    if (RunsAsLibraryKernel(ops, n)) texts.push_back(LibraryOpText(ops, n));
+  }
+  EXPECT_EQ(texts, (std::vector<std::string>{"a concat", "a sum over dim 1", "a softmax over dim 0",
+                                             "a rms_norm over dim 0"}));
 }
 
-// A program that is one concat of its inputs has one family: a single library kernel, no
-// parameters, proved with no rewrite, its capacity metrics unknown to the pruner (no rule may
-// read the neutral 1 thread per block); along any dim, with any number of operands.
-TEST_F(SearchTest, AConcatOfInputsIsOneLibraryKernel) {
+// A program that is one concat of its inputs, or one reduction or norm of an input over a dim
+// other than the last, has one family: a single library kernel, no parameters, proved with no
+// rewrite, its capacity metrics unknown to the pruner (no rule may read the neutral 1 thread
+// per block); a concat along any dim, with any number of operands.
+TEST_F(SearchTest, ALibraryOpOfInputsIsOneLibraryKernel) {
   const struct {
     const char* text;
     int64_t dim;
@@ -811,6 +837,39 @@ TEST_F(SearchTest, AConcatOfInputsIsOneLibraryKernel) {
        "Y = concat(A, B, C, 1)\noutput Y\n", 1, 3},
       {"A = input bf16[4, 8]\nY = concat(A, A, 0)\noutput Y\n", 0, 2},
   };
+  // Reductions and norms over another dim than the last: the same, one operand.
+  const struct {
+    const char* text;
+    OpKind op;
+    int64_t dim;
+  } kReductions[] = {
+      {"X = input f16[64, 32]\nY = sum(X, 0)\noutput Y\n", OpKind::kSum, 0},
+      {"X = input f32[4, 8, 16]\nY = max(X, 1)\noutput Y\n", OpKind::kMax, 1},
+      {"X = input f16[4, 8, 16]\nY = mean(X, -2)\noutput Y\n", OpKind::kMean, -2},
+      {"X = input bf16[8, 16]\nY = softmax(X, 0)\noutput Y\n", OpKind::kSoftmax, 0},
+      {"X = input f16[8, 16]\nY = rms_norm(X, 0, eps=1e-05)\noutput Y\n", OpKind::kRmsNorm, 0},
+  };
+  for (const auto& c : kReductions) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, TestConfig(), target_));
+    ASSERT_EQ(r.families.size(), 1u) << Describe(r);
+    ASSERT_FALSE(r.families[0].graph->kernels()[0].is_block());
+    const LibraryKernel& lk = r.families[0].graph->kernels()[0].library();
+    EXPECT_EQ(lk.op, c.op);
+    EXPECT_EQ(lk.dim, c.dim);
+    if (c.op == OpKind::kRmsNorm) {
+      EXPECT_EQ(lk.eps, 1e-5);
+    }
+    EXPECT_EQ(r.families[0].proof_steps, 0u);
+    ExpectFamiliesEmulate(p, r);
+  }
+  // Over the last dim the block ops run it: no library kernel.
+  ASSERT_OK_AND_ASSIGN(Program last, ParseProgram("X = input f16[8, 64]\nY = softmax(X, -1)\n"
+                                                  "output Y\n"));
+  ASSERT_OK_AND_ASSIGN(SearchResult lr, Search(last, TestConfig(), target_));
+  ASSERT_FALSE(lr.families.empty());
+  for (const FamilyResult& fam : lr.families) EXPECT_TRUE(fam.graph->kernels()[0].is_block());
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.text);
     ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));

@@ -223,40 +223,52 @@ absl::StatusOr<std::optional<ChainedSplit>> SplitAtChainedMatmul(const Program& 
 // most.
 inline constexpr int kMaxChainedCuts = 4;
 
-// `program` (one output) cut at a concat (ir SplitAt), for the programs the block-op
-// vocabulary cannot run: it has no concat op, so a concat gets a kernel of its own (the search
-// runs a program that is one concat of its inputs as a library kernel, codegen's copy kernel).
-// The cut: when the output is a concat, its first operand that is not an input (the part
-// computes that operand; the rest is the concat with the operand as an input); otherwise the
-// first concat in program order (the part computes that concat; the rest reads it as an
-// input). `parts[0]` computes the cut tensor, `parts[1]` the output from it; `names` are the
-// parts' names, used as their directories: the cut tensor's own name, or when anonymous the
-// first of C, C1, C2, ... that names no tensor of `program`, then the output's. nullopt when
-// the program has no concat, or is one concat of its inputs already. Cutting the parts again
-// until every part is nullopt ends: each cut leaves both parts with fewer computed tensors.
-struct ConcatSplit {
+// Whether node `n` of `program` is an op the block-op vocabulary cannot run, so that it runs
+// as a library kernel of its own: a concat, or a sum, max, mean, softmax or rms_norm over a dim
+// other than the last (block ops reduce the last dim only).
+bool RunsAsLibraryKernel(const Program& program, const Node& n);
+
+// The op for people, as the split line of prism optimize names it: "a concat", "a sum over
+// dim 0", "a softmax over dim 1", ...
+std::string LibraryOpText(const Program& program, const Node& n);
+
+// `program` (one output) cut at an op that runs as a library kernel (RunsAsLibraryKernel; ir
+// SplitAt): the search runs a program that is one such op of its inputs as a single library
+// kernel (codegen's copy or reduction kernel), and nothing else with it. The cut: when the
+// output is such an op, its first operand that is not an input (the part computes that
+// operand; the rest is the op with the operand as an input); otherwise the first such op in
+// program order (the part computes it; the rest reads it as an input). `op` is that library op
+// (in `program`), `parts[0]` computes the cut tensor, `parts[1]` the output from it; `names`
+// are the parts' names, used as their directories: the cut tensor's own name, or when
+// anonymous the first of C, C1, C2, ... (a concat's cut) or R, R1, R2, ... (a reduction's or
+// norm's) that names no tensor of `program`, then the output's. nullopt when the program has
+// no such op, or is one such op of its inputs already. Cutting the parts again until every part
+// is nullopt ends: each cut leaves both parts with fewer computed tensors. InvalidArgument for
+// a program with more than one output.
+struct LibrarySplit {
   TensorId cut;
+  TensorId op;
   Program parts[2];
   std::string names[2];
 };
-absl::StatusOr<std::optional<ConcatSplit>> SplitAtConcat(const Program& program);
+absl::StatusOr<std::optional<LibrarySplit>> SplitAtLibraryOp(const Program& program);
 
-// How many concat cuts `prism optimize` and prism::OptimizeParts make at most along one path
-// of parts (a program with more concats inside computations than that is refused).
-inline constexpr int kMaxConcatCuts = 16;
+// How many such cuts `prism optimize` and prism::OptimizeParts make at most along one path of
+// parts (a program that needs more is refused).
+inline constexpr int kMaxLibraryCuts = 16;
 // FailedPrecondition for a program that needs more cuts than that: "the program needs more
-// than 16 cuts at concats (each concat inside a computation runs as a kernel of its own):
-// split it into smaller programs".
-absl::Status ConcatCutLimitError();
+// than 16 cuts at ops that run as kernels of their own (concats, and reductions or norms over
+// a dim other than the last): split it into smaller programs".
+absl::Status LibraryCutLimitError();
 
 // DIR/split.json for a split (format "prism.split", version 1, docs/optimize.md): the
 // program's `label`, the cut tensor (name, dtype, shape), and the parts in launch order, each
 // with its directory and the tensors it reads and writes. Ends with a newline.
 std::string SplitManifest(const std::string& label, const Program& program,
                           const ChainedSplit& split);
-// The same for a cut at a concat.
+// The same for a cut at a library op.
 std::string SplitManifest(const std::string& label, const Program& program,
-                          const ConcatSplit& split);
+                          const LibrarySplit& split);
 
 // InvalidArgument for a Program with more than one output or for an unsupported config;
 // errors of rule loading and of the pruner's theories are returned as they are.
