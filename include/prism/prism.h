@@ -240,12 +240,14 @@ struct Plan {
 //   output from it. Parts are labelled "<program_label> part <name>", kernels
 //   prism_<program_name>_<name>_<kernel>; an error comes back as "part <name>: <error>". A
 //   part is cut again if it needs it, at most 4 cuts deep.
-// - A program that Optimize refuses with FailedPrecondition and that has a concat (no family
-//   fuses one, except a matmul of concats along K): cut at the concat (search SplitAtConcat:
-//   the output's first computed operand when the output is a concat, else the first concat),
-//   parts named and laid out as above (the cut tensor's name, C, C1, ... when anonymous); the
-//   concat of inputs left over is one library kernel, a copy. At most 16 such cuts along a
-//   path (then FailedPrecondition "the program needs more than 16 cuts at concats ...").
+// - A program that Optimize refuses with FailedPrecondition and that has an op no block op
+//   runs (a concat, which no family fuses except a matmul of concats along K; a sum, max,
+//   mean, softmax or rms_norm over a dim other than the last): cut there (search
+//   SplitAtLibraryOp: the output's first computed operand when the output is such an op, else
+//   the first such op), parts named and laid out as above (the cut tensor's name, C, C1, ... or
+//   R, R1, ... when anonymous); the op of inputs left over is one library kernel, a copy or a
+//   reduction. At most 16 such cuts along a path (then FailedPrecondition "the program needs
+//   more than 16 cuts at ops that run as kernels of their own ...").
 // Each part is optimized, proved and reported alone. Errors: those of Optimize when the
 // program cannot be cut.
 absl::StatusOr<Plan> OptimizeParts(const Program& program, const OptimizeOptions& options = {});
