@@ -50,6 +50,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gen_util.h"
+#include "prism/base/status.h"
 #include "prism/ir/program.h"
 
 namespace prism::codegen::internal {
@@ -58,11 +59,26 @@ namespace {
 constexpr int64_t kConcatThreads = 256;
 constexpr int64_t kConcatMaxBlocks = 132 * 4;
 constexpr int64_t kConcatUnroll = 4;
-constexpr int64_t kConcatMaxElements = std::numeric_limits<int32_t>::max();
 constexpr int64_t kFibreThreads = 256;
-constexpr int64_t kFibreMaxElements = std::numeric_limits<int32_t>::max();
+// Both kernels index with 32 bits.
+constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
 std::string ShapeText(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
+
+// ResourceExhausted "codegen: kernel <k>: <what> <name> <shape> has more than 2147483647
+// elements (the kernel indexes with 32 bits)" when `t` has more elements than kMaxElements.
+absl::Status CheckIndexable(const std::string& kname, absl::string_view what,
+                            const ConcreteTensor& t) {
+  int64_t elements = 1;  // saturating (every dim is at least 1)
+  for (int64_t d : t.shape) {
+    elements = elements > kMaxElements / d ? kMaxElements + 1 : elements * d;
+  }
+  if (elements <= kMaxElements) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat("codegen: kernel ", kname, ": ", what, " ",
+                                                   t.name, " ", ShapeText(t.shape),
+                                                   " has more than ", kMaxElements,
+                                                   " elements (the kernel indexes with 32 bits)"));
+}
 
 // The concat kernel (file comment) of library kernel `kname`.
 absl::StatusOr<LaunchConfig> GenerateConcat(const BlockProgram& p, const std::string& kname,
@@ -126,16 +142,7 @@ absl::StatusOr<LaunchConfig> GenerateConcat(const BlockProgram& p, const std::st
     return absl::UnimplementedError(
         absl::StrCat("codegen: kernel ", kname, ": ", elem.status().message()));
   }
-  // Element count, saturating (every dim is at least 1).
-  int64_t elements = 1;
-  for (int64_t d : out.shape) {
-    elements = elements > kConcatMaxElements / d ? kConcatMaxElements + 1 : elements * d;
-  }
-  if (elements > kConcatMaxElements) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "codegen: kernel ", kname, ": concat result ", out.name, " ", ShapeText(out.shape),
-        " has more than ", kConcatMaxElements, " elements (the kernel indexes with 32 bits)"));
-  }
+  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, "concat result", out));
 
   // [outer, inner_i] views; the vector condition.
   const int64_t bytes = DTypeBytes(out.dtype);
@@ -293,16 +300,8 @@ absl::StatusOr<LaunchConfig> GenerateFibreOp(const BlockProgram& p, const std::s
     return absl::UnimplementedError(
         absl::StrCat("codegen: kernel ", kname, ": ", elem.status().message()));
   }
-  // Element count of the operand (the larger tensor), saturating (every dim is at least 1).
-  int64_t elements = 1;
-  for (int64_t d : x.shape) {
-    elements = elements > kFibreMaxElements / d ? kFibreMaxElements + 1 : elements * d;
-  }
-  if (elements > kFibreMaxElements) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "codegen: kernel ", kname, ": ", op_name, " operand ", x.name, " ", ShapeText(x.shape),
-        " has more than ", kFibreMaxElements, " elements (the kernel indexes with 32 bits)"));
-  }
+  // The operand is the larger tensor.
+  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, absl::StrCat(op_name, " operand"), x));
 
   // The [outer, n, inner] view.
   int64_t outer = 1, inner = 1;

@@ -2696,34 +2696,6 @@ absl::Status AppendConcat(SGraph& g, const std::string& kernel,
   return Validate(g).status();
 }
 
-// Of the options only name_suffix and programmatic_dependent_launch apply to a concat kernel:
-// the attention, GEMM and residency options (even values a block kernel would refuse) leave its
-// code and launch as they are.
-TEST(CodegenTest, ConcatIgnoresTheTemplateOptions) {
-  ASSERT_OK_AND_ASSIGN(BlockProgram p, ConcatProgram({{8, 4096}, {8, 1024}}, -1));
-  ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(p));
-  CodegenOptions options;
-  options.max_dynamic_smem_bytes = 0;
-  options.attention_tiles_per_warp = 5;
-  options.attention_pipeline = options.attention_lazy_rescale = true;
-  options.attention_exp_f16x2 = options.attention_wgmma = true;
-  options.attention_wgmma_late_loads = options.attention_wgmma_split_pv = true;
-  options.gemm_warps_along_n = options.gemm_chained_b_smem = true;
-  options.balance_residency = {132, 233472, 1024};
-  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-  EXPECT_EQ(code.source, plain.source);
-  EXPECT_EQ(code.launch_json, plain.launch_json);
-  EXPECT_EQ(code.host_header, plain.host_header);
-  options.gemm_defer_chained = true;
-  options.name_suffix = "_v7";
-  ASSERT_OK_AND_ASSIGN(code, GenerateCuda(p, options));
-  ASSERT_EQ(code.launches.size(), 1u);
-  EXPECT_EQ(code.launches[0].function, "prism_concat_k0_v7");
-  EXPECT_EQ(code.launches[0].grid, plain.launches[0].grid);
-  EXPECT_THAT(code.source, HasSubstr("void __launch_bounds__(256) prism_concat_k0_v7("));
-  EXPECT_THAT(code.host_header, HasSubstr("prism_concat_k0_v7<<<dim3(20, 1, 1), dim3(256), 0, "));
-}
-
 // cluster_combine folds a split form's combine kernel into its producer and leaves a concat
 // kernel after them as it is; a program with nothing to fold is refused as any such program
 // is (CodegenOptions::cluster_combine). The fused pair keeps its partials in shared memory, so
@@ -3132,26 +3104,45 @@ extern "C" __global__ void __launch_bounds__(256) prism_softmax_k0(const prism_d
 )");
 }
 
-// Of the options only name_suffix and programmatic_dependent_launch apply to a fibre kernel.
-TEST(CodegenTest, FibreIgnoresTheTemplateOptions) {
-  ASSERT_OK_AND_ASSIGN(BlockProgram p, FibreProgram(OpKind::kRmsNorm, {4, 512, 64}, 1));
-  ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(p));
-  CodegenOptions options;
-  options.max_dynamic_smem_bytes = 0;
-  options.attention_tiles_per_warp = 5;
-  options.attention_pipeline = options.attention_wgmma = true;
-  options.gemm_warps_along_n = options.gemm_chained_b_smem = true;
-  options.balance_residency = {132, 233472, 1024};
-  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-  EXPECT_EQ(code.source, plain.source);
-  EXPECT_EQ(code.launch_json, plain.launch_json);
-  EXPECT_EQ(code.host_header, plain.host_header);
-  options.name_suffix = "_v3";
-  ASSERT_OK_AND_ASSIGN(code, GenerateCuda(p, options));
-  ASSERT_EQ(code.launches.size(), 1u);
-  EXPECT_EQ(code.launches[0].function, "prism_rms_norm_k0_v3");
-  EXPECT_THAT(code.source, HasSubstr("void __launch_bounds__(256) prism_rms_norm_k0_v3("));
-  EXPECT_THAT(code.host_header, HasSubstr("prism_rms_norm_k0_v3<<<dim3(1, 1, 1), dim3(256), 0, "));
+// Of the options only name_suffix and programmatic_dependent_launch apply to a library kernel
+// (a concat, a fibre op): the attention, GEMM and residency options (even values a block kernel
+// would refuse) leave its code and launch as they are.
+TEST(CodegenTest, LibraryKernelsIgnoreTheTemplateOptions) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram concat, ConcatProgram({{8, 4096}, {8, 1024}}, -1));
+  ASSERT_OK_AND_ASSIGN(BlockProgram fibre, FibreProgram(OpKind::kRmsNorm, {4, 512, 64}, 1));
+  const struct {
+    const BlockProgram* program;
+    const char* function;  // with the suffix _v7
+    const char* launch;    // host.h's launch
+  } kCases[] = {
+      {&concat, "prism_concat_k0_v7", "prism_concat_k0_v7<<<dim3(20, 1, 1), dim3(256), 0, "},
+      {&fibre, "prism_rms_norm_k0_v7", "prism_rms_norm_k0_v7<<<dim3(1, 1, 1), dim3(256), 0, "},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.function);
+    ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(*c.program));
+    CodegenOptions options;
+    options.max_dynamic_smem_bytes = 0;
+    options.attention_tiles_per_warp = 5;
+    options.attention_pipeline = options.attention_lazy_rescale = true;
+    options.attention_exp_f16x2 = options.attention_wgmma = true;
+    options.attention_wgmma_late_loads = options.attention_wgmma_split_pv = true;
+    options.gemm_warps_along_n = options.gemm_chained_b_smem = true;
+    options.balance_residency = {132, 233472, 1024};
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(*c.program, options));
+    EXPECT_EQ(code.source, plain.source);
+    EXPECT_EQ(code.launch_json, plain.launch_json);
+    EXPECT_EQ(code.host_header, plain.host_header);
+    options.gemm_defer_chained = true;
+    options.name_suffix = "_v7";
+    ASSERT_OK_AND_ASSIGN(code, GenerateCuda(*c.program, options));
+    ASSERT_EQ(code.launches.size(), 1u);
+    EXPECT_EQ(code.launches[0].function, c.function);
+    EXPECT_EQ(code.launches[0].grid, plain.launches[0].grid);
+    EXPECT_THAT(code.source,
+                HasSubstr(absl::StrCat("void __launch_bounds__(256) ", c.function, "(")));
+    EXPECT_THAT(code.host_header, HasSubstr(c.launch));
+  }
 }
 
 // What a fibre kernel refuses, by exact message: malformed kernels (InvalidArgument; the program

@@ -567,6 +567,28 @@ TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
   }
 }
 
+// A one-library-kernel fixture (split_fixtures.h) generated with or without programmatic
+// dependent launch: compiles for sm_80 and sm_90 without spills, and its audit has one kernel
+// named `function` with no shared memory (a library kernel's model has none) and no mismatch.
+void ExpectLibraryKernelCompilesAndAudits(const std::string& label, const fixtures::Fixture& fx,
+                                          bool pdl, const std::string& function) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, {}));
+  CodegenOptions options;
+  options.programmatic_dependent_launch = pdl;
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+  ExpectCompilesWithoutSpills(label, code, {80, 90});
+  for (int sm : {80, 90}) {
+    ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
+    ASSERT_OK_AND_ASSIGN(std::vector<KernelAudit> audit, AuditResources(fx.graph, {}, code, r));
+    std::cout << label << ": " << FormatAudit(audit);
+    ASSERT_EQ(audit.size(), 1u);
+    EXPECT_EQ(audit[0].function, function);
+    EXPECT_EQ(audit[0].model_smem_bytes, 0);
+    EXPECT_EQ(audit[0].generated_smem_bytes, 0);
+    EXPECT_THAT(audit[0].mismatches, ::testing::IsEmpty()) << r.log;
+  }
+}
+
 // Concat library kernels (split_fixtures.h MakeConcatFixture; library_gen.cc) compile for sm_80
 // and sm_90, with and without programmatic dependent launch, and pass the resource audit
 // without a mismatch: no shared memory (a library kernel's model has none), no spills.
@@ -594,21 +616,7 @@ TEST(NvrtcAuditTest, ConcatLibraryKernelsCompileAndAudit) {
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
                          codegen_test::MakeConcatFixture(c.parts, c.dim, c.dtype));
-    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, {}));
-    CodegenOptions options;
-    options.programmatic_dependent_launch = c.pdl;
-    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-    ExpectCompilesWithoutSpills(label, code, {80, 90});
-    for (int sm : {80, 90}) {
-      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
-      ASSERT_OK_AND_ASSIGN(std::vector<KernelAudit> audit, AuditResources(fx.graph, {}, code, r));
-      std::cout << label << ": " << FormatAudit(audit);
-      ASSERT_EQ(audit.size(), 1u);
-      EXPECT_EQ(audit[0].function, "prism_concat_k0");
-      EXPECT_EQ(audit[0].model_smem_bytes, 0);
-      EXPECT_EQ(audit[0].generated_smem_bytes, 0);
-      EXPECT_THAT(audit[0].mismatches, ::testing::IsEmpty()) << r.log;
-    }
+    ExpectLibraryKernelCompilesAndAudits(label, fx, c.pdl, "prism_concat_k0");
   }
 }
 
@@ -645,21 +653,7 @@ TEST(NvrtcAuditTest, FibreLibraryKernelsCompileAndAudit) {
     SCOPED_TRACE(label);
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture fx,
                          codegen_test::MakeLibraryReduceFixture(c.op, c.shape, c.dim, c.dtype));
-    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, {}));
-    CodegenOptions options;
-    options.programmatic_dependent_launch = c.pdl;
-    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-    ExpectCompilesWithoutSpills(label, code, {80, 90});
-    for (int sm : {80, 90}) {
-      ASSERT_OK_AND_ASSIGN(NvrtcResult r, CompileWithNvrtc(code.source, sm));
-      ASSERT_OK_AND_ASSIGN(std::vector<KernelAudit> audit, AuditResources(fx.graph, {}, code, r));
-      std::cout << label << ": " << FormatAudit(audit);
-      ASSERT_EQ(audit.size(), 1u);
-      EXPECT_EQ(audit[0].function, absl::StrCat("prism_", op, "_k0"));
-      EXPECT_EQ(audit[0].model_smem_bytes, 0);
-      EXPECT_EQ(audit[0].generated_smem_bytes, 0);
-      EXPECT_THAT(audit[0].mismatches, ::testing::IsEmpty()) << r.log;
-    }
+    ExpectLibraryKernelCompilesAndAudits(label, fx, c.pdl, absl::StrCat("prism_", op, "_k0"));
   }
 }
 

@@ -657,6 +657,28 @@ TEST(ChainedMatmulHintTest, NamesAMatmulOfAWideMatmul) {
   }
 }
 
+// A split's names, each part's inputs and each part's output, against a table row (`names`
+// empty: no split expected).
+template <typename Split>
+void ExpectSplit(const std::optional<Split>& s, const std::vector<std::string>& names,
+                 const std::vector<std::string>& inputs0, const std::vector<std::string>& inputs1) {
+  if (names.empty()) {
+    EXPECT_FALSE(s.has_value());
+    return;
+  }
+  ASSERT_TRUE(s.has_value());
+  const auto names_of = [](const Program& p, absl::Span<const TensorId> ids) {
+    std::vector<std::string> out;
+    for (TensorId t : ids) out.push_back(p.node(t).name);
+    return out;
+  };
+  EXPECT_EQ(std::vector<std::string>(s->names, s->names + 2), names);
+  EXPECT_EQ(names_of(s->parts[0], s->parts[0].inputs()), inputs0);
+  EXPECT_EQ(names_of(s->parts[1], s->parts[1].inputs()), inputs1);
+  EXPECT_EQ(s->parts[0].node(s->parts[0].outputs()[0].tensor).name, names[0]);
+  EXPECT_EQ(s->parts[1].node(s->parts[1].outputs()[0].tensor).name, names[1]);
+}
+
 // The cut of a chained matmul: the cut tensor keeps its name or gets the first free one of H,
 // H1, ...; the first part computes it, the second reads it (after the program's own inputs);
 // no chain, no split.
@@ -679,25 +701,11 @@ TEST(SplitAtChainedMatmulTest, NamesTheCutAndSplitsThere) {
        "B = input f16[16, 512]\nY = add(matmul(X, W), matmul(matmul(X, A), B))\noutput Y\n",
        {}, {}, {}},
   };
-  const auto names_of = [](const Program& p, absl::Span<const TensorId> ids) {
-    std::vector<std::string> out;
-    for (TensorId t : ids) out.push_back(p.node(t).name);
-    return out;
-  };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.text);
     ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
     ASSERT_OK_AND_ASSIGN(std::optional<ChainedSplit> s, SplitAtChainedMatmul(p));
-    if (c.names.empty()) {
-      EXPECT_FALSE(s.has_value());
-      continue;
-    }
-    ASSERT_TRUE(s.has_value());
-    EXPECT_EQ(std::vector<std::string>(s->names, s->names + 2), c.names);
-    EXPECT_EQ(names_of(s->parts[0], s->parts[0].inputs()), c.inputs0);
-    EXPECT_EQ(names_of(s->parts[1], s->parts[1].inputs()), c.inputs1);
-    EXPECT_EQ(s->parts[0].node(s->parts[0].outputs()[0].tensor).name, c.names[0]);
-    EXPECT_EQ(s->parts[1].node(s->parts[1].outputs()[0].tensor).name, c.names[1]);
+    ExpectSplit(s, c.names, c.inputs0, c.inputs1);
   }
   // The manifest of the first case, exactly.
   ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(kCases[0].text));
@@ -754,25 +762,11 @@ TEST(SplitAtLibraryOpTest, CutsOutEachLibraryOpInsideAComputation) {
       {"X = input f16[4, 8]\nY = exp(sum(X, -1))\noutput Y\n", {}, {}, {}},
       {"X = input f16[8]\nY = softmax(exp(X), 0)\noutput Y\n", {}, {}, {}},
   };
-  const auto names_of = [](const Program& p, absl::Span<const TensorId> ids) {
-    std::vector<std::string> out;
-    for (TensorId t : ids) out.push_back(p.node(t).name);
-    return out;
-  };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.text);
     ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
     ASSERT_OK_AND_ASSIGN(std::optional<LibrarySplit> s, SplitAtLibraryOp(p));
-    if (c.names.empty()) {
-      EXPECT_FALSE(s.has_value());
-      continue;
-    }
-    ASSERT_TRUE(s.has_value());
-    EXPECT_EQ(std::vector<std::string>(s->names, s->names + 2), c.names);
-    EXPECT_EQ(names_of(s->parts[0], s->parts[0].inputs()), c.inputs0);
-    EXPECT_EQ(names_of(s->parts[1], s->parts[1].inputs()), c.inputs1);
-    EXPECT_EQ(s->parts[0].node(s->parts[0].outputs()[0].tensor).name, c.names[0]);
-    EXPECT_EQ(s->parts[1].node(s->parts[1].outputs()[0].tensor).name, c.names[1]);
+    ExpectSplit(s, c.names, c.inputs0, c.inputs1);
   }
   // Cutting the parts again ends with parts that have no concat or are one concat of inputs.
   ASSERT_OK_AND_ASSIGN(Program qk, ParseProgram(kCases[2].text));
