@@ -65,6 +65,20 @@ constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
 std::string ShapeText(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
 
+// A library kernel's launch: its function name (prism_<program>_<kernel><suffix>), a 1-D grid
+// of `blocks` blocks of `threads` threads, no shared memory, PDL as the options say; the
+// arguments are the caller's.
+LaunchConfig LibraryLaunch(const BlockProgram& p, const std::string& kname,
+                           const CodegenOptions& options, int64_t blocks, int64_t threads) {
+  LaunchConfig launch;
+  launch.kernel = kname;
+  launch.function = absl::StrCat("prism_", Ident(p.name), "_", Ident(kname), options.name_suffix);
+  launch.grid = {blocks, 1, 1};
+  launch.threads = threads;
+  launch.programmatic = options.programmatic_dependent_launch;
+  return launch;
+}
+
 // ResourceExhausted "codegen: kernel <k>: <what> <name> <shape> has more than 2147483647
 // elements (the kernel indexes with 32 bits)" when `t` has more elements than kMaxElements.
 absl::Status CheckIndexable(const std::string& kname, absl::string_view what,
@@ -166,12 +180,7 @@ absl::StatusOr<LaunchConfig> GenerateConcat(const BlockProgram& p, const std::st
   const int64_t blocks =
       std::clamp<int64_t>((units + kConcatThreads - 1) / kConcatThreads, 1, kConcatMaxBlocks);
 
-  LaunchConfig launch;
-  launch.kernel = kname;
-  launch.function = absl::StrCat("prism_", Ident(p.name), "_", Ident(kname), options.name_suffix);
-  launch.grid = {blocks, 1, 1};
-  launch.threads = kConcatThreads;
-  launch.programmatic = options.programmatic_dependent_launch;
+  LaunchConfig launch = LibraryLaunch(p, kname, options, blocks, kConcatThreads);
   // Parameters: each operand tensor once, in operand order, then the result.
   std::vector<std::string> params;
   for (int t : lk.operands) {
@@ -311,12 +320,7 @@ absl::StatusOr<LaunchConfig> GenerateFibreOp(const BlockProgram& p, const std::s
   const int64_t fibres = outer * inner;
   const int64_t blocks = (fibres + kFibreThreads - 1) / kFibreThreads;
 
-  LaunchConfig launch;
-  launch.kernel = kname;
-  launch.function = absl::StrCat("prism_", Ident(p.name), "_", Ident(kname), options.name_suffix);
-  launch.grid = {blocks, 1, 1};
-  launch.threads = kFibreThreads;
-  launch.programmatic = options.programmatic_dependent_launch;
+  LaunchConfig launch = LibraryLaunch(p, kname, options, blocks, kFibreThreads);
   launch.args = {xt, lk.result};
   launch.written = {false, true};
   const std::string xp = ParamName(p, xt), yp = ParamName(p, lk.result);

@@ -2496,6 +2496,22 @@ namespace {
 using launch_options::Count;
 using launch_options::Parse;
 
+// A library kernel's host.h launches it with the PDL attribute (through cudaLaunchKernelEx) or
+// with <<<grid, 256>>>, as `pdl` says, and generating it again gives the same files.
+void ExpectLibraryLaunchAndDeterminism(const BlockProgram& p, const CodegenOptions& options,
+                                       const GeneratedCode& code, const std::string& function,
+                                       int64_t grid, bool pdl) {
+  EXPECT_EQ(Count(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
+            pdl ? 1 : 0);
+  EXPECT_EQ(Count(code.host_header,
+                  absl::StrCat(function, "<<<dim3(", grid, ", 1, 1), dim3(256), 0, ")),
+            pdl ? 0 : 1);
+  ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+  EXPECT_EQ(again.source, code.source);  // deterministic
+  EXPECT_EQ(again.launch_json, code.launch_json);
+  EXPECT_EQ(again.host_header, code.host_header);
+}
+
 // A program of one concat library kernel (split_fixtures.h MakeConcatFixture).
 absl::StatusOr<BlockProgram> ConcatProgram(const std::vector<Shape>& parts, int64_t dim,
                                            DType dtype = DType::kF16,
@@ -2628,15 +2644,7 @@ TEST(CodegenTest, ConcatLibraryKernel) {
                   HasSubstr(absl::StrCat("inline cudaError_t Launch_k0(",
                                          absl::StrJoin(host_params, ", "),
                                          ", cudaStream_t stream = 0) {\n")));
-      EXPECT_EQ(Count(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
-                pdl ? 1 : 0);
-      EXPECT_EQ(Count(code.host_header,
-                      absl::StrCat("prism_concat_k0<<<dim3(", c.grid, ", 1, 1), dim3(256), 0, ")),
-                pdl ? 0 : 1);
-      ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
-      EXPECT_EQ(again.source, code.source);  // deterministic
-      EXPECT_EQ(again.launch_json, code.launch_json);
-      EXPECT_EQ(again.host_header, code.host_header);
+      ExpectLibraryLaunchAndDeterminism(p, options, code, "prism_concat_k0", c.grid, pdl);
     }
   }
 }
@@ -3063,15 +3071,7 @@ TEST(CodegenTest, FibreLibraryKernel) {
       EXPECT_THAT(code.host_header,
                   HasSubstr("inline cudaError_t Launch_k0(const void* t_X, void* t_Y, "
                             "cudaStream_t stream = 0) {\n"));
-      EXPECT_EQ(Count(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
-                pdl ? 1 : 0);
-      EXPECT_EQ(Count(code.host_header, absl::StrCat(function, "<<<dim3(", c.grid,
-                                                     ", 1, 1), dim3(256), 0, ")),
-                pdl ? 0 : 1);
-      ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
-      EXPECT_EQ(again.source, code.source);  // deterministic
-      EXPECT_EQ(again.launch_json, code.launch_json);
-      EXPECT_EQ(again.host_header, code.host_header);
+      ExpectLibraryLaunchAndDeterminism(p, options, code, function, c.grid, pdl);
     }
   }
 }
