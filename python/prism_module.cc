@@ -349,7 +349,8 @@ PYBIND11_MODULE(_prism, m) {
                   int instances_per_family, const std::string& compile_cache_dir,
                   const std::string& label, bool build_report,
                   std::optional<py::function> progress, const std::string& tune_cache_dir,
-                  double measure_budget_s, double tune_budget_s, int refine_rounds) {
+                  double measure_budget_s, double tune_budget_s, int refine_rounds,
+                  bool fallback) {
       OptimizeOptions o;
       o.target = target;
       o.gpu_mode = GpuModeFromName(gpu);
@@ -365,6 +366,7 @@ PYBIND11_MODULE(_prism, m) {
       o.measure_budget_s = measure_budget_s;
       o.tune_budget_s = tune_budget_s;
       o.refine_rounds = refine_rounds;
+      o.fallback = fallback;
       std::optional<py::error_already_set> callback_error;
       if (progress) {
         o.progress = [&progress, &callback_error](const Progress& p) {
@@ -397,7 +399,8 @@ PYBIND11_MODULE(_prism, m) {
         py::arg("tune_cache_dir") = "",
         py::arg("measure_budget_s") = OptimizeOptions().measure_budget_s,
         py::arg("tune_budget_s") = OptimizeOptions().tune_budget_s,
-        py::arg("refine_rounds") = OptimizeOptions().refine_rounds, doc);
+        py::arg("refine_rounds") = OptimizeOptions().refine_rounds,
+        py::arg("fallback") = OptimizeOptions().fallback, doc);
   };
   std::apply(
       [&](auto... a) {

@@ -100,6 +100,9 @@ struct OptimizeOptions {
   // stem or <workload>_b<batch>.
   std::string program_name;
   bool build_report = true;           // false: Result::report stays empty (saves its time)
+  // OptimizeParts only: run what no block-graph family generates as library kernels (the
+  // fallback below); false: return Optimize's "no family" error instead (`--no-fallback`).
+  bool fallback = true;
   // Called from the calling thread while Optimize runs. Must not call back into prism.
   std::function<void(const Progress&)> progress;
 };
@@ -248,6 +251,12 @@ struct Plan {
 //   R, R1, ... when anonymous); the op of inputs left over is one library kernel, a copy or a
 //   reduction. At most 16 such cuts along a path (then FailedPrecondition "the program needs
 //   more than 16 cuts at ops that run as kernels of their own ...").
+// - The fallback, when Optimize's error is "no family" (tune::IsNoFamilyError) and neither cut
+//   above applies: a program that is one op of its inputs runs as that op's library kernel
+//   (search::SearchConfig::library_kernel: copy, reduction, matmul or elementwise kernel);
+//   a larger one is cut (search::SplitForFallback: at a matmul, else before the output's op;
+//   anonymous cut tensors named P, P1, ...) and its parts optimized again, so that every
+//   valid program generates. These cuts count toward the same 16.
 // Each part is optimized, proved and reported alone. Errors: those of Optimize when the
 // program cannot be cut.
 absl::StatusOr<Plan> OptimizeParts(const Program& program, const OptimizeOptions& options = {});

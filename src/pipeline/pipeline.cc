@@ -126,7 +126,12 @@ absl::Status WriteText(const std::string& path, const std::string& text) {
 
 const char* Version() { return PRISM_VERSION; }
 
-absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& options) {
+namespace {
+
+// Optimize; with `library_kernel` the search's one family is the program's single library
+// kernel (search::SearchConfig::library_kernel: the program must be one op of its inputs).
+absl::StatusOr<Result> OptimizeProgram(const Program& declared, const OptimizeOptions& options,
+                                       bool library_kernel) {
   PRISM_RETURN_IF_ERROR(ValidateOptions(options));
   if (declared.outputs().size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -150,6 +155,7 @@ absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& 
   tune::TuneOptions tune_options;
   tune_options.search.budget = absl::Seconds(options.search_budget_s);
   tune_options.search.threads = options.search_threads;
+  tune_options.search.library_kernel = library_kernel;
   tune_options.top_families = options.top_families;
   tune_options.instances_per_family = options.instances_per_family;
   tune_options.use_gpu = options.gpu_mode != GpuMode::kOff;
@@ -236,6 +242,12 @@ absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& 
   return r;
 }
 
+}  // namespace
+
+absl::StatusOr<Result> Optimize(const Program& declared, const OptimizeOptions& options) {
+  return OptimizeProgram(declared, options, /*library_kernel=*/false);
+}
+
 absl::Status WriteResult(const Result& result, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -317,17 +329,44 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
     plan.split_json = search::SplitManifest(options.program_label, program, *at_op);
     return plan;
   }
-  if (depth >= search::kMaxChainedCuts) return whole.status();
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
-                         search::SplitAtChainedMatmul(program));
-  if (!split) return whole.status();
+  if (depth < search::kMaxChainedCuts) {
+    PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
+                           search::SplitAtChainedMatmul(program));
+    if (split) {
+      for (int i = 0; i < 2; ++i) {
+        PRISM_ASSIGN_OR_RETURN(Plan part,
+                               OptimizeSubpart(split->parts[i], options, "part", split->names[i],
+                                               depth + 1, library_cuts));
+        plan.parts.push_back(std::move(part));
+      }
+      plan.split_json = search::SplitManifest(options.program_label, program, *split);
+      return plan;
+    }
+  }
+  // The fallback (docs/optimize.md): no block-graph family of this program generates, so one
+  // op of its inputs runs as a library kernel, and anything larger is cut until its parts do.
+  if (!options.fallback || !tune::IsNoFamilyError(whole.status())) return whole.status();
+  if (search::RunsAsOneLibraryKernel(program)) {
+    absl::StatusOr<Result> lib = OptimizeProgram(program, options, /*library_kernel=*/true);
+    if (lib.ok()) {
+      plan.result = *std::move(lib);
+      return plan;
+    }
+    if (!tune::IsNoFamilyError(lib.status())) return lib.status();
+    return absl::Status(whole.status().code(),
+                        absl::StrCat(whole.status().message(), "; nor as a library kernel: ",
+                                     lib.status().message()));
+  }
+  PRISM_ASSIGN_OR_RETURN(std::optional<search::LibrarySplit> cut,
+                         search::SplitForFallback(program));
+  if (!cut) return whole.status();
+  if (library_cuts >= search::kMaxLibraryCuts) return search::LibraryCutLimitError();
   for (int i = 0; i < 2; ++i) {
-    PRISM_ASSIGN_OR_RETURN(
-        Plan part, OptimizeSubpart(split->parts[i], options, "part", split->names[i], depth + 1,
-                                   library_cuts));
+    PRISM_ASSIGN_OR_RETURN(Plan part, OptimizeSubpart(cut->parts[i], options, "part",
+                                                      cut->names[i], depth, library_cuts + 1));
     plan.parts.push_back(std::move(part));
   }
-  plan.split_json = search::SplitManifest(options.program_label, program, *split);
+  plan.split_json = search::SplitManifest(options.program_label, program, *cut);
   return plan;
 }
 

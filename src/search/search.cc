@@ -28,6 +28,16 @@ absl::StatusOr<SearchResult> Searcher::Run() {
     return absl::InvalidArgumentError(absl::StrCat("max_grid_dims = ", config_.max_grid_dims,
                                                    ": expected 0..", kNumGridAxes));
   }
+  if (config_.library_kernel && !RunsAsOneLibraryKernel(program_)) {
+    const Node& out = program_.node(program_.outputs()[0].tensor);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SearchConfig.library_kernel is set, but output ", out.name,
+        out.op == OpKind::kInput ? " is an input"
+                                 : absl::StrCat(" (", GetOpInfo(out.op).name,
+                                                ") reads a computed tensor"),
+        ": a library kernel runs one op of the program's inputs (cut the program first: "
+        "SplitForFallback)"));
+  }
   // The theories load (errors surface before any work); workers make their own pruners.
   PRISM_RETURN_IF_ERROR(prune::Pruner::Create(target_).status());
   if (std::optional<SGraph> lib = LibraryGraph()) {
@@ -69,10 +79,8 @@ absl::StatusOr<SearchResult> Searcher::Run() {
 
 std::optional<SGraph> Searcher::LibraryGraph() const {
   const Node& out = program_.node(program_.outputs()[0].tensor);
-  if (!RunsAsLibraryKernel(program_, out)) return std::nullopt;
-  for (TensorId t : out.operands) {
-    if (program_.node(t).op != OpKind::kInput) return std::nullopt;
-  }
+  if (!RunsAsOneLibraryKernel(program_)) return std::nullopt;
+  if (!config_.library_kernel && !RunsAsLibraryKernel(program_, out)) return std::nullopt;
   SGraph g("candidate");
   std::vector<int> index(program_.nodes().size(), -1);
   for (TensorId t : program_.inputs()) {
@@ -84,6 +92,7 @@ std::optional<SGraph> Searcher::LibraryGraph() const {
   for (TensorId t : out.operands) lk.operands.push_back(index[t.value()]);
   lk.result = g.AddOutput(out.name, out.dtype, out.shape);
   lk.dim = out.dim;
+  lk.scalar = out.scalar;
   lk.eps = out.eps;
   g.AddLibraryKernel("k0", lk);
   return g;
@@ -414,11 +423,59 @@ absl::StatusOr<std::optional<LibrarySplit>> SplitAtLibraryOp(const Program& prog
   return result;
 }
 
+bool RunsAsOneLibraryKernel(const Program& program) {
+  if (program.outputs().size() != 1) return false;
+  const Node& out = program.node(program.outputs()[0].tensor);
+  if (out.op == OpKind::kInput || out.operands.empty()) return false;
+  for (TensorId t : out.operands) {
+    if (program.node(t).op != OpKind::kInput) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::optional<LibrarySplit>> SplitForFallback(const Program& program) {
+  if (program.outputs().size() != 1) {
+    return absl::InvalidArgumentError("SplitForFallback: the program must have one output");
+  }
+  const TensorId out = program.outputs()[0].tensor;
+  const Node& on = program.node(out);
+  if (on.op == OpKind::kInput || RunsAsOneLibraryKernel(program)) return std::nullopt;
+  // The output's first operand that is not an input (one exists: the program is not one op
+  // of its inputs).
+  auto first_computed = [&program](const Node& n) -> std::optional<TensorId> {
+    for (TensorId t : n.operands) {
+      if (program.node(t).op != OpKind::kInput) return t;
+    }
+    return std::nullopt;
+  };
+  std::optional<TensorId> cut, op;
+  if (on.op == OpKind::kMatMul) {
+    cut = first_computed(on);
+    op = out;
+  } else {
+    for (size_t k = 0; k < program.nodes().size() && !cut; ++k) {
+      if (program.nodes()[k].op == OpKind::kMatMul) cut = op = TensorId(static_cast<uint32_t>(k));
+    }
+    if (!cut) {
+      cut = first_computed(on);
+      op = out;
+    }
+  }
+  if (!cut) return std::nullopt;
+  const Node& at = program.node(*cut);
+  const std::string name = at.name.empty() ? FreshName(program, "P") : at.name;
+  PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, *cut, name));
+  LibrarySplit result{*cut, *op, {std::move(split.first), std::move(split.second)}, {name, ""}};
+  result.names[1] = result.parts[1].node(result.parts[1].outputs()[0].tensor).name;
+  return result;
+}
+
 absl::Status LibraryCutLimitError() {
   return absl::FailedPreconditionError(absl::StrCat(
       "the program needs more than ", kMaxLibraryCuts,
-      " cuts at ops that run as kernels of their own (concats, and reductions or norms over a "
-      "dim other than the last): split it into smaller programs"));
+      " cuts at ops that run as kernels of their own (concats, reductions or norms over a dim "
+      "other than the last, and ops that no block-graph family generates): split it into "
+      "smaller programs"));
 }
 
 std::string SplitManifest(const std::string& label, const Program& program,

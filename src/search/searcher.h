@@ -244,10 +244,12 @@ class Searcher {
 
   // A Program whose output is one op that runs as a library kernel (RunsAsLibraryKernel: a
   // concat, or a reduction or norm over a dim other than the last) of its inputs (every operand
-  // an input; an input read more than once allowed): the one family is a single library kernel
-  // (codegen's copy or reduction kernel) with no parameters. nullopt for any other Program: the
-  // block-op generation has no such op, so one inside a computation has no family
-  // (prism::OptimizeParts cuts such programs there, search SplitAtLibraryOp).
+  // an input; an input read more than once allowed), or with SearchConfig::library_kernel any
+  // op of its inputs (RunsAsOneLibraryKernel): the one family is a single library kernel
+  // (codegen's copy, reduction, matmul or elementwise kernel) with no parameters. nullopt for
+  // any other Program: the block-op generation has no concat and reduces the last dim only, so
+  // one inside a computation has no family (prism::OptimizeParts cuts such programs there,
+  // search SplitAtLibraryOp).
   std::optional<SGraph> LibraryGraph() const;
   // Queued library candidates carry this template index (no template: not cached).
   static constexpr size_t kNoTemplate = static_cast<size_t>(-1);

@@ -44,7 +44,7 @@ const CommandSpec& SearchSpec();
 absl::Status RunSearch(const ParsedArgs& args, Io& io);
 
 // prism optimize FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
-//   [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--json]
+//   [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--no-fallback] [--json]
 const CommandSpec& OptimizeSpec();
 absl::Status RunOptimize(const ParsedArgs& args, Io& io);
 

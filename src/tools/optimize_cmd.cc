@@ -1,5 +1,6 @@
 // `prism optimize FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
-//  [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--json]`: search,
+//  [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--no-fallback] [--json]`:
+// search,
 // generate, compile, measure (with a GPU) and select; writes DIR/kernel.cu, launch.json, host.h
 // and family.json (tune/tune.h, docs/optimize.md), and the proof report: report.json, report.md,
 // report.html, proof.json and smt/*.smt2 (report/report.h, docs/report.md).
@@ -58,7 +59,8 @@ const CommandSpec& OptimizeSpec() {
         .path = "optimize",
         .usage =
             "FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S] "
-            "[--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--json]",
+            "[--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--no-fallback] "
+            "[--json]",
         .summary = "Search, generate CUDA, measure and select the fastest kernel for a program.",
         .description =
             "Runs the search (default settings; --budget-s sets its wall-clock budget), takes\n"
@@ -73,7 +75,9 @@ const CommandSpec& OptimizeSpec() {
             "report: DIR/report.json, report.md, report.html, proof.json and DIR/smt/*.smt2\n"
             "(docs/report.md; re-check it with prism audit DIR). --gpu N fails\n"
             "when device N cannot be used; without --gpu or --no-gpu, GPU 0 is used when\n"
-            "present. docs/optimize.md.",
+            "present. What no block-graph family generates runs as library kernels (ops on\n"
+            "whole tensors, generic and slower; the \"fallback\" line says why) unless\n"
+            "--no-fallback is given. docs/optimize.md.",
         .positional = "FILE",
         .max_positional = 1,
         .options = ProgramSourceOptions()};
@@ -107,6 +111,10 @@ const CommandSpec& OptimizeSpec() {
     s->options.push_back(ChoiceOption("--dump-after", "STAGE",
                                       "print the result of STAGE before the summary (docs/tutorial.md)",
                                       report::DumpStages()));
+    s->options.push_back(FlagOption(
+        "--no-fallback",
+        "fail when no block-graph family generates, instead of running such ops as library "
+        "kernels (generic, slower)"));
     s->options.push_back(FlagOption("--json", "print one JSON object instead"));
     return s;
   }();
@@ -339,7 +347,12 @@ absl::Status OptimizeCut(const Program& program, const std::string& label,
 // program cut in two at that matmul's A operand (search::SplitAtChainedMatmul): the first part
 // computes it (in DIR/<its name>, named H when anonymous), the second the outputs from it (in
 // DIR/<output>); each part is optimized (and split again, up to search::kMaxChainedCuts deep)
-// and proved on its own. With --json the sink gets {"split_at", "parts"}.
+// and proved on its own. Else, when the error is "no family" (tune::IsNoFamilyError), the
+// fallback: a program that is one op of its inputs runs as that op's library kernel (the
+// "fallback" line, then OptimizeOne with search.library_kernel), a larger one is cut at
+// search::SplitForFallback (counted with the library-op cuts); not with --no-fallback. With
+// --json the sink gets
+// {"split_at", "parts"}.
 absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                              const Target& target, const tune::TuneOptions& options,
                              const std::string& out_dir, const ParsedArgs& args, Io& io,
@@ -360,14 +373,42 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                                     " runs as a kernel of its own"),
                        depth, library_cuts + 1);
   }
-  if (depth >= search::kMaxChainedCuts) return st;
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
-                         search::SplitAtChainedMatmul(program));
-  if (!split) return st;
-  return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink,
-                     split->chain.cut, split->parts, split->names,
-                     search::SplitManifest(label, program, *split),
-                     "no family of the whole program can be generated", depth + 1, library_cuts);
+  if (depth < search::kMaxChainedCuts) {
+    PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
+                           search::SplitAtChainedMatmul(program));
+    if (split) {
+      return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink,
+                         split->chain.cut, split->parts, split->names,
+                         search::SplitManifest(label, program, *split),
+                         "no family of the whole program can be generated", depth + 1,
+                         library_cuts);
+    }
+  }
+  // The fallback (docs/optimize.md): one op of the inputs runs as its library kernel; a
+  // larger program is cut until its parts generate.
+  if (args.Flag("--no-fallback") || !tune::IsNoFamilyError(st)) return st;
+  if (search::RunsAsOneLibraryKernel(program)) {
+    const Node& out = program.node(program.outputs()[0].tensor);
+    if (!args.Flag("--json")) {
+      io.out << "fallback  " << out.name << " (" << GetOpInfo(out.op).name
+             << ") runs as one library kernel: " << st.message() << "\n";
+    }
+    tune::TuneOptions lib = options;
+    lib.search.library_kernel = true;
+    const absl::Status ls =
+        OptimizeOne(program, label, target, lib, out_dir, args, io, started, json_sink);
+    if (!tune::IsNoFamilyError(ls)) return ls;
+    return absl::Status(st.code(), absl::StrCat(st.message(), "; nor as a library kernel: ",
+                                                ls.message()));
+  }
+  PRISM_ASSIGN_OR_RETURN(std::optional<search::LibrarySplit> cut,
+                         search::SplitForFallback(program));
+  if (!cut) return st;
+  if (library_cuts >= search::kMaxLibraryCuts) return search::LibraryCutLimitError();
+  return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink, cut->cut,
+                     cut->parts, cut->names, search::SplitManifest(label, program, *cut),
+                     "no family of the whole program can be generated", depth,
+                     library_cuts + 1);
 }
 
 absl::Status RunOptimize(const ParsedArgs& args, Io& io) {

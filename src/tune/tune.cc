@@ -1404,6 +1404,12 @@ absl::Status TuneCache::Store(const std::string& key, const TuneCacheEntry& e) c
   return absl::OkStatus();
 }
 
+bool IsNoFamilyError(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kFailedPrecondition &&
+         (absl::StartsWith(status.message(), "the search found no family for this program") ||
+          absl::StartsWith(status.message(), "no family can be generated as CUDA yet"));
+}
+
 std::string FamilyJson(const TuneResult& r, const std::string& program_label) {
   const Candidate& c = r.chosen();
   const search::FamilyResult& fr = r.chosen_family();

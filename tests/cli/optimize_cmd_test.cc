@@ -323,6 +323,55 @@ TEST(OptimizeCliTest, ALibraryOpIsCutOutAndRunsAsAKernelOfItsOwn) {
   }
 }
 
+// The fallback (2026-12-06; "no family" errors before, which --no-fallback still gives): a
+// program that is one op of its inputs and has no block-graph family that generates runs as
+// that op's library kernel (the "fallback" line says why); a larger one is cut (at a matmul,
+// else before the output's op) until its parts generate. Every part's report re-checks.
+TEST(OptimizeCliTest, TheFallbackRunsWhatNoFamilyGeneratesAsLibraryKernels) {
+  const struct {
+    const char* name;
+    const char* text;
+    const char* split;     // the "split" line, "" for none
+    const char* fallback;  // the start of a "fallback" line
+    std::vector<std::string> parts;  // the directories with kernels ("" : out/ itself)
+  } kCases[] = {
+      // A matmul of 12 columns (rows of 24 bytes): kNarrowMatmulError with --no-fallback.
+      {"narrow", "A = input f16[4, 64]\nW = input f16[64, 12]\nY = matmul(A, W)\noutput Y\n", "",
+       "fallback  Y (matmul) runs as one library kernel: no family can be generated as CUDA yet: ",
+       {""}},
+      // No dimension mapping validates: cut before the output's op.
+      {"unmapped", "X = input f32[4, 1]\nY = sub(max(X, -1), X)\noutput Y\n",
+       "split     no family of the whole program can be generated; P f32[4, 1] (line 2) is "
+       "computed by a first program and Y from it by a second, each optimized and proved alone\n",
+       "fallback  P (max) runs as one library kernel: the search found no family for this program",
+       {"P", "Y"}},
+      // A batched matmul of odd shapes with an epilogue: cut at the matmul.
+      {"batched", "X = input f32[3, 2, 6]\nW = input f32[6, 1]\nY = scale(matmul(X, W), 0.001)\n"
+                  "output Y\n",
+       "split     no family of the whole program can be generated; P f32[3, 2, 1] (line 3) is "
+       "computed by a first program and Y from it by a second, each optimized and proved alone\n",
+       "fallback  P (matmul) runs as one library kernel: ", {"P", "Y"}},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    const OptimizeRun run = OptimizeText(c.name, c.text);
+    ASSERT_EQ(run.r.code, 0) << run.r.err;
+    if (*c.split != '\0') {
+      EXPECT_THAT(run.r.out, HasSubstr(c.split));
+    }
+    EXPECT_THAT(run.r.out, HasSubstr(std::string("\n") + c.fallback)) << run.r.out;
+    for (const std::string& part : c.parts) {
+      const std::string d = part.empty() ? run.dir + "/out" : run.dir + "/out/" + part;
+      for (const char* file : {"kernel.cu", "launch.json", "host.h", "proof.json"}) {
+        EXPECT_TRUE(std::filesystem::is_regular_file(d + "/" + file)) << d << "/" << file;
+      }
+      const Result audit = RunPrism({"audit", d});
+      EXPECT_EQ(audit.code, 0) << d << "\n" << audit.out << audit.err;
+    }
+    std::filesystem::remove_all(run.dir);
+  }
+}
+
 // Attention written the usual way, scores scaled before the softmax: no family before
 // 2026-12-05 (scale was not in the search's vocabulary), then none generated (the attention
 // template wanted exp of a matmul), and its search spent its budget on random tests.
@@ -375,7 +424,8 @@ TEST(OptimizeCliTest, SeveralOutputsOneProgramEach) {
   const std::string bad = dir + "/bad.prism";
   std::ofstream(bad) << "X = input f16[8, 1024]\nA = input f16[4, 64]\nW = input f16[64, 12]\n"
                         "S = softmax(X, -1)\nY = matmul(A, W)\noutput S\noutput Y\n";
-  const Result e = RunPrismUnbudgeted({"optimize", bad, "--no-gpu", "--out", dir + "/bad"});
+  const Result e =
+      RunPrismUnbudgeted({"optimize", bad, "--no-gpu", "--no-fallback", "--out", dir + "/bad"});
   EXPECT_EQ(e.code, 2);
   EXPECT_EQ(e.err,
             "prism: error: output Y: " + kNarrowMatmulError + "\n");
@@ -474,10 +524,10 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
        "prism: error: give at most one of --gpu or --no-gpu\n"},
       {{"optimize", "--workload", "nope", "--no-gpu"}, 2, "prism: error: unknown workload 'nope'"},
       // A matmul of 12 columns: its tiles' rows are not whole 16-byte chunks.
-      {{"optimize", narrow, "--no-gpu", "--out", dir + "/narrow"},
+      {{"optimize", narrow, "--no-gpu", "--no-fallback", "--out", dir + "/narrow"},
        2,
        "prism: error: " + kNarrowMatmulError + "\n"},
-      {{"optimize", unmapped, "--no-gpu", "--out", dir + "/unmapped"},
+      {{"optimize", unmapped, "--no-gpu", "--no-fallback", "--out", dir + "/unmapped"},
        2,
        "prism: error: the search found no family for this program; its 4 complete structures "
        "had no dimension mapping that validates (2 map choices built)\n"},

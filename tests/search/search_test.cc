@@ -802,8 +802,9 @@ TEST(SplitAtLibraryOpTest, CutsOutEachLibraryOpInsideAComputation) {
   EXPECT_THAT(LibraryCutLimitError(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        "the program needs more than 16 cuts at ops that run as kernels of their "
-                       "own (concats, and reductions or norms over a dim other than the last): "
-                       "split it into smaller programs"));
+                       "own (concats, reductions or norms over a dim other than the last, and "
+                       "ops that no block-graph family generates): split it into smaller "
+                       "programs"));
   // The split line's names of the ops.
   ASSERT_OK_AND_ASSIGN(Program ops, ParseProgram(
       "X = input f16[4, 8, 16]\nA = concat(X, X, 0)\nB = sum(A, 1)\nC = softmax(B, -3)\n"
@@ -882,6 +883,131 @@ TEST_F(SearchTest, ALibraryOpOfInputsIsOneLibraryKernel) {
     EXPECT_EQ(r.funnel.proved, 1);
     EXPECT_EQ(r.funnel.survivors, 1);
     ExpectFamiliesEmulate(p, r);
+  }
+}
+
+// The fallback's cut (SplitForFallback): one op of inputs is not cut (it runs as its library
+// kernel); else at a matmul (the output's first computed operand when the output is a matmul,
+// else the first matmul), else before the output's op; anonymous cut tensors P, P1, ...
+TEST(SplitForFallbackTest, CutsAtAMatmulElseBeforeTheOutputsOp) {
+  const struct {
+    const char* text;
+    std::vector<std::string> names;  // empty: no split
+    std::vector<std::string> inputs0, inputs1;
+  } kCases[] = {
+      // One op of inputs (an input twice too), or an input as the output: no cut.
+      {"A = input f32[7, 6]\nB = input f32[6, 5]\nY = matmul(A, B)\noutput Y\n", {}, {}, {}},
+      {"A = input f32[2, 5]\nY = mul(A, A)\noutput Y\n", {}, {}, {}},
+      {"A = input f32[2, 5]\nY = exp(A)\noutput Y\n", {}, {}, {}},
+      // The output a matmul: at its first computed operand.
+      {"A = input f32[7, 6]\nB = input f32[6, 5]\nY = matmul(A, exp(B))\noutput Y\n",
+       {"P", "Y"}, {"B"}, {"A", "P"}},
+      {"A = input f32[7, 6]\nB = input f32[6, 5]\nE = exp(A)\nY = matmul(E, neg(B))\noutput Y\n",
+       {"E", "Y"}, {"A"}, {"B", "E"}},
+      // A matmul inside: cut there (the first in program order).
+      {"X = input f32[3, 2, 6]\nW = input f32[6, 1]\nY = scale(matmul(X, W), 0.001)\noutput Y\n",
+       {"P", "Y"}, {"X", "W"}, {"P"}},
+      {"X = input f32[4, 6]\nW = input f32[6, 6]\nV = input f32[6, 6]\nH = matmul(X, W)\n"
+       "Y = silu(matmul(H, V))\noutput Y\n",
+       {"H", "Y"}, {"X", "W"}, {"V", "H"}},
+      // No matmul: before the output's op; a name P taken: P1.
+      {"P = input f32[2, 5]\nQ = input f32[5]\nY = silu(add(P, Q))\noutput Y\n",
+       {"P1", "Y"}, {"P", "Q"}, {"P1"}},
+      {"X = input f32[2, 5]\nS = sum(X, -1)\nY = sub(X, S)\noutput Y\n", {"S", "Y"}, {"X"},
+       {"X", "S"}},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    EXPECT_EQ(RunsAsOneLibraryKernel(p), c.names.empty() && p.nodes().size() > 1);
+    ASSERT_OK_AND_ASSIGN(std::optional<LibrarySplit> s, SplitForFallback(p));
+    ExpectSplit(s, c.names, c.inputs0, c.inputs1);
+  }
+  // Cutting the parts again ends with parts that are one op of their inputs.
+  ASSERT_OK_AND_ASSIGN(Program chain,
+                       ParseProgram("X = input f32[4, 6]\nW = input f32[6, 6]\n"
+                                    "Y = neg(exp(silu(matmul(exp(X), W))))\noutput Y\n"));
+  std::vector<Program> todo = {chain};
+  int cuts = 0, kernels = 0;
+  while (!todo.empty()) {
+    Program p = std::move(todo.back());
+    todo.pop_back();
+    ASSERT_OK_AND_ASSIGN(std::optional<LibrarySplit> s, SplitForFallback(p));
+    if (!s) {
+      EXPECT_TRUE(RunsAsOneLibraryKernel(p)) << PrintProgram(p);
+      ++kernels;
+      continue;
+    }
+    ASSERT_LT(++cuts, 16);
+    todo.push_back(std::move(s->parts[0]));
+    todo.push_back(std::move(s->parts[1]));
+  }
+  EXPECT_EQ(cuts, 4);     // the matmul, its exp operand, then the three ops after it peeled
+  EXPECT_EQ(kernels, 5);  // exp, matmul, silu, exp, neg
+  // An input as the output: not one op, no cut.
+  ASSERT_OK_AND_ASSIGN(Program id, ParseProgram("A = input f32[2, 5]\noutput A\n"));
+  EXPECT_FALSE(RunsAsOneLibraryKernel(id));
+  ASSERT_OK_AND_ASSIGN(std::optional<LibrarySplit> none, SplitForFallback(id));
+  EXPECT_FALSE(none.has_value());
+  ASSERT_OK_AND_ASSIGN(Program two, ParseProgram("A = input f16[2, 8]\nY = exp(A)\nZ = neg(A)\n"
+                                                 "output Y\noutput Z\n"));
+  EXPECT_FALSE(RunsAsOneLibraryKernel(two));
+  EXPECT_THAT(SplitForFallback(two).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "SplitForFallback: the program must have one output"));
+}
+
+// SearchConfig::library_kernel: a program that is one op of its inputs (any op) has one
+// family, that op's library kernel with no parameters, proved with no rewrite; any other
+// program is refused.
+TEST_F(SearchTest, TheLibraryKernelConfigRunsOneOpAsALibraryKernel) {
+  const struct {
+    const char* text;
+    OpKind op;
+    int operands;
+  } kCases[] = {
+      {"A = input f32[7, 6]\nB = input f32[6, 5]\nY = matmul(A, B)\noutput Y\n", OpKind::kMatMul, 2},
+      {"A = input f16[2, 3, 8]\nB = input f16[8, 4]\nY = matmul(A, B)\noutput Y\n", OpKind::kMatMul, 2},
+      {"A = input f32[2, 5]\nB = input f32[5]\nY = add(A, B)\noutput Y\n", OpKind::kAdd, 2},
+      {"A = input bf16[3, 5]\nY = mul(A, A)\noutput Y\n", OpKind::kMul, 2},
+      {"A = input f16[3, 5]\nY = scale(A, 0.5)\noutput Y\n", OpKind::kScale, 1},
+      {"A = input f16[3, 5]\nY = sum(A, -1)\noutput Y\n", OpKind::kSum, 1},
+      {"A = input f16[3, 5]\nB = input f16[3, 5]\nY = concat(A, B, 0)\noutput Y\n",
+       OpKind::kConcat, 2},
+  };
+  SearchConfig config = TestConfig();
+  config.library_kernel = true;
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    ASSERT_OK_AND_ASSIGN(SearchResult r, Search(p, config, target_));
+    ASSERT_EQ(r.families.size(), 1u) << Describe(r);
+    const FamilyResult& fam = r.families[0];
+    EXPECT_TRUE(fam.graph->params().empty());
+    EXPECT_EQ(fam.proof_steps, 0u);
+    ASSERT_FALSE(fam.graph->kernels()[0].is_block());
+    const LibraryKernel& lk = fam.graph->kernels()[0].library();
+    EXPECT_EQ(lk.op, c.op);
+    EXPECT_EQ(static_cast<int>(lk.operands.size()), c.operands);
+    ExpectFamiliesEmulate(p, r);
+  }
+  const struct {
+    const char* text;
+    const char* message;
+  } kRefusals[] = {
+      {"A = input f32[7, 6]\nB = input f32[6, 5]\nY = matmul(exp(A), B)\noutput Y\n",
+       "SearchConfig.library_kernel is set, but output Y (matmul) reads a computed tensor: a "
+       "library kernel runs one op of the program's inputs (cut the program first: "
+       "SplitForFallback)"},
+      {"A = input f32[7, 6]\noutput A\n",
+       "SearchConfig.library_kernel is set, but output A is an input: a library kernel runs one "
+       "op of the program's inputs (cut the program first: SplitForFallback)"},
+  };
+  for (const auto& c : kRefusals) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program p, ParseProgram(c.text));
+    EXPECT_THAT(Search(p, config, target_).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, c.message));
   }
 }
 

@@ -864,6 +864,35 @@ TEST(TuneCacheTest, OptimizeHitSkipsMeasurement) {
   std::filesystem::remove_all(dir);
 }
 
+// IsNoFamilyError: Optimize's two "no family" errors only (they send a program to the
+// cuts and the library-kernel fallback), not the other FailedPrecondition errors.
+TEST(OptimizeTest, IsNoFamilyErrorKnowsTheTwoNoFamilyErrors) {
+  const struct {
+    absl::Status status;
+    bool no_family;
+  } kCases[] = {
+      {absl::FailedPreconditionError("the search found no family for this program"), true},
+      {absl::FailedPreconditionError(
+           "the search found no family for this program; concat (line 3) is not a block op"),
+       true},
+      {absl::FailedPreconditionError("no family can be generated as CUDA yet: 2 families tried; "
+                                     "codegen: kernel k0: ..."),
+       true},
+      {absl::FailedPreconditionError("no candidate compiled with NVRTC: error"), false},
+      {absl::FailedPreconditionError("no candidate matched the reference on the GPU: x"), false},
+      {absl::FailedPreconditionError("cannot create the output directory 'd': x"), false},
+      {absl::DeadlineExceededError(
+           "the search found no family for this program within its budget of 30 s, which ran "
+           "out"),
+       false},
+      {absl::InvalidArgumentError("no family can be generated as CUDA yet"), false},
+      {absl::OkStatus(), false},
+  };
+  for (const auto& c : kCases) {
+    EXPECT_EQ(IsNoFamilyError(c.status), c.no_family) << c.status;
+  }
+}
+
 // Generated names: every kernel function and host.h's namespace carry the program's name, so
 // that two programs' kernels link into one binary (before 2026-12-05 every program's kernel
 // was prism_candidate_k0).

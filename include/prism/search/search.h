@@ -99,6 +99,13 @@ struct SearchConfig {
   // Keep every pruned family (its sGraph, verdict, deciding rules and deciding SMT query) in
   // SearchResult::pruned, for reports and audits (report/report.h). Costs memory only.
   bool record_pruned = true;
+  // Run the program as one library kernel instead of generating block graphs: its output must
+  // be one op of its inputs (any op; RunsAsOneLibraryKernel), and its one family is that
+  // library kernel with no parameters (codegen's copy, reduction, matmul or elementwise
+  // kernel). prism::OptimizeParts and prism optimize set it for such a program when none of
+  // its block-graph families can be generated as CUDA (the fallback, docs/optimize.md).
+  // Search returns InvalidArgument when it is set for any other program.
+  bool library_kernel = false;
 };
 
 struct Funnel {
@@ -256,10 +263,30 @@ absl::StatusOr<std::optional<LibrarySplit>> SplitAtLibraryOp(const Program& prog
 // How many such cuts `prism optimize` and prism::OptimizeParts make at most along one path of
 // parts (a program that needs more is refused).
 inline constexpr int kMaxLibraryCuts = 16;
-// FailedPrecondition for a program that needs more cuts than that: "the program needs more
-// than 16 cuts at ops that run as kernels of their own (concats, and reductions or norms over
-// a dim other than the last): split it into smaller programs".
+// FailedPrecondition for a program that needs more cuts than that (library-op and fallback
+// cuts together): "the program needs more than 16 cuts at ops that run as kernels of their own
+// (concats, reductions or norms over a dim other than the last, and ops that no block-graph
+// family generates): split it into smaller programs".
 absl::Status LibraryCutLimitError();
+
+// Whether `program` (one output) is one op of its inputs: its output is computed by an op
+// whose operands are all program inputs (an input read more than once allowed). Such a program
+// can always run as a single library kernel (SearchConfig::library_kernel).
+bool RunsAsOneLibraryKernel(const Program& program);
+
+// `program` (one output) cut for the library-kernel fallback: used when no family of the
+// program can be generated as CUDA and neither SplitAtLibraryOp nor SplitAtChainedMatmul
+// applies, so that every part is eventually generated, by block graphs where the templates
+// allow and as single library kernels elsewhere. The cut: nullopt when the program is one op
+// of its inputs (RunsAsOneLibraryKernel: it runs as that library kernel) or has no computed
+// tensor. Else at a matmul, the op the templates refuse most (odd shapes, rank > 2 tiles,
+// operands that are not loop tiles): when the output is a matmul, its first operand that is
+// not an input; otherwise the first matmul in program order. With no matmul, the output's
+// first operand that is not an input (the last op runs on its own). `op` is that matmul, or
+// the output's op; `names` as for SplitAtLibraryOp, anonymous cut tensors named P, P1, P2, ...
+// Each cut leaves both parts with fewer computed tensors, so cutting the parts again ends.
+// InvalidArgument for a program with more than one output.
+absl::StatusOr<std::optional<LibrarySplit>> SplitForFallback(const Program& program);
 
 // DIR/split.json for a split (format "prism.split", version 1, docs/optimize.md): the
 // program's `label`, the cut tensor (name, dtype, shape), and the parts in launch order, each

@@ -242,6 +242,12 @@ std::string ProgramNameFrom(absl::string_view label);
 absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target,
                                     const TuneOptions& options);
 
+// Whether `status` is one of Optimize's two "no family" errors above (FailedPrecondition "the
+// search found no family for this program…" or "no family can be generated as CUDA yet…"):
+// the program needs cutting, where the other FailedPrecondition errors (NVRTC, the GPU
+// check, files) are failures of a generated candidate or of the system.
+bool IsNoFamilyError(const absl::Status& status);
+
 // The selected family as JSON text: {"program", "family", "kernels", "cost_us", "assignment"
 // (parameter order), "selection" ("measured" / "cost model"), "measured_us" (if any),
 // "sgraph" (block/sgraph_json.h)}.
