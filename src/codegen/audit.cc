@@ -44,8 +44,12 @@ absl::StatusOr<std::vector<KernelAudit>> AuditResources(const SGraph& graph,
     a.function = l.function;
     a.sm = compiled.sm;
     // A library kernel has no block-graph model (block_resources.h leaves smem_bytes and
-    // regs_per_thread unset): it is held to no shared memory and no register bound.
-    if (!r.library) {
+    // regs_per_thread unset): it is held to the static shared buffer its generator declares
+    // (LaunchConfig::reduction_bytes: the fibre kernel's combine buffer; 0 for concat) and no
+    // register bound.
+    if (r.library) {
+      a.model_smem_bytes = l.reduction_bytes;
+    } else {
       PRISM_ASSIGN_OR_RETURN(a.model_smem_bytes,
                              EvaluateInt(graph.ctx(), r.smem_bytes, assignment));
       PRISM_ASSIGN_OR_RETURN(a.model_regs_per_thread,

@@ -25,21 +25,53 @@
 // (docs/ir_semantics.md §2). With outer = the product of the dims before `dim`, n = x's extent
 // along it and inner = the product of the dims after it, x is a row-major [outer, n, inner]
 // array and fibre f = o·inner + i (o < outer, i < inner) the n elements at
-// base_f + k·inner, base_f = o·n·inner + i. One thread per fibre folds it sequentially in
-// increasing k from +0 in f32 (max: from x_0, a NaN kept), which is §3.2 / §3.3's device
-// order exactly, so the result equals the interpreter's device mode up to expf. sum / max / mean
-// store element f of the keepdim result ([outer, 1, inner]); softmax reads the fibre three
-// times (max, Σ expf(x − m), then expf(x − m) / Σ stored), rms_norm twice (Σ x² as fmaf, then
-// x · (1 / sqrtf(Σx² / n + eps)) stored). Threads of a warp hold consecutive fibres, so with
-// inner ≥ 32 every load and store of a warp is one contiguous run; with inner = 1 (the last
-// dim) a warp's 32 loads of one step hit 32 rows n elements apart — uncoalesced, served by L1
-// sector by sector, and only outer threads in all: the price of keeping §3.3's sequential order
-// without shared memory (a warp-wide tree would reorder the sum).
+// base_f + k·inner, base_f = o·n·inner + i. Each fibre is split over several threads of one
+// block, each folding its share in increasing k from the op's identity in f32 (sum +0, max
+// −inf with `if (v > a || v != v) a = v`, a NaN kept), and the partials are combined in a fixed
+// order (below), so a result is deterministic but is not §3.3's sequential order bit for bit:
+// the same f32 arithmetic summed in another order (the emulator stays the sequential
+// reference; codegen_gpu_test's bound covers the difference). sum / max / mean store element f
+// of the keepdim result ([outer, 1, inner]; mean = sum / f32(n)); softmax reads the fibre three
+// times (max m, Σ expf(x − m), then round(expf(x − m) / Σ) stored), rms_norm twice (Σ x² as
+// fmaf, then round(x · inv), inv = 1 / sqrtf(Σx² / f32(n) + f32(eps))); between passes the
+// statistic is combined over the fibre's threads and broadcast to them.
 //
-// Launch: kFibreThreads threads per block, ⌈outer·inner / kFibreThreads⌉ blocks, one fibre per
-// thread (no grid-stride loop); no shared memory. 32-bit unsigned indices: an operand of more
-// than 2^31 − 1 elements is refused (ResourceExhausted); every index is then below 2^31 and the
-// fibre index below ⌈2^31 / 256⌉ · 256 < 2^32.
+// Layout rule (ChooseFibreLayout; P(x) = the smallest power of two ≥ x, bytes = the dtype's):
+// - Row mode, inner = 1 (the fibre is contiguous): one warp per fibre, kFibreRowWarps = 8
+//   fibres per 256-thread block, grid ⌈outer / 8⌉; lane l folds units k = l, l + 32, … of its
+//   fibre, a unit being V = 16 / bytes elements (one 16-byte load) when n is a multiple of V,
+//   else one element (V = 1). Combine: the V partials of a lane pairwise (at h = V/2, …, 1
+//   element j < h takes j + h), then a xor butterfly over the warp (offsets 16, 8, 4, 2, 1),
+//   lane 0's value broadcast by a shuffle. No shared memory.
+// - Column mode, inner > 1: V = 16 / bytes when inner is a multiple of it, else 1; a column
+//   group is V fibres adjacent in memory (fibres g·V … g·V + V − 1, one 16-byte unit per k),
+//   G = outer·inner / V of them. A block is C groups × S threads along k (C·S = 256, thread
+//   (c, s) = threadIdx c + C·s, so a warp's lanes read C adjacent units at each of 32 / C
+//   values of k); thread (c, s) folds k = s, s + S, … with V accumulators. With
+//   Cw = min(P(G), max(1, 32 / (V·bytes))) — the groups that fill a 32-byte sector, fewer
+//   when there are fewer groups — S = min(256 / Cw, P(n), P(⌈kFibreFillThreads / G⌉)),
+//   C = 256 / S, grid ⌈G / C⌉: C ≥ Cw keeps a warp row on whole sectors; S fills the GPU
+//   (kFibreFillThreads = 132 SMs × 1024 threads) when the groups are few and n is long; S ≤
+//   P(n) leaves no block of mostly idle k-threads; no more blocks than ⌈G / C⌉. Combine: the
+//   partials into a static shared buffer red[V][256] (red[j][c + C·s]: conflict-free), then a
+//   pairwise tree over s (at h = S/2, …, 1 thread (c, s < h) takes (c, s + h), a
+//   __syncthreads per step), (c, 0)'s value read by all S threads (and one more
+//   __syncthreads before softmax's second combine writes the buffer). With S = 1 no shared
+//   memory. The buffer's size (V · 256 · 4 bytes, at most 8 KiB) is the launch's
+//   reduction_bytes (static: the launch's dynamic shared memory stays 0), which the resource
+//   audit checks against ptxas.
+// Every fold loop issues kFibreUnrollVector = 4 (16-byte units) or kFibreUnrollScalar = 8
+// (elements) independent loads before folding them. Tensors are 16-byte aligned (host.h: each
+// is allocated separately), so with inner % V = 0 (columns) or n % V = 0 (rows) every unit
+// address o·n·inner + k·inner + g·V (resp. r·n + k·V) is a multiple of V elements: aligned.
+//
+// Launch: 256 threads, the grid above, no dynamic shared memory; PDL and name_suffix as for
+// concat. 32-bit unsigned indices: an operand of more than 2^31 − 1 elements is refused
+// (ResourceExhausted). Then, in units: every real index o·n·inner_u + k·inner_u + i (columns) or
+// r·n_u + k (rows) is below 2^31; k0 + u·step < n + 7·256 < 2^32 (k0 < n, u < 8, step ≤ 256);
+// k0 + unroll·step likewise; the group g = blockIdx·C + c < G + 256 < 2^32 (an idle group,
+// g ≥ G, folds and stores nothing, and its pointers are group 0's); the row r = blockIdx·8 +
+// warp < outer + 8 (an idle warp returns before any index).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -60,6 +92,10 @@ constexpr int64_t kConcatThreads = 256;
 constexpr int64_t kConcatMaxBlocks = 132 * 4;
 constexpr int64_t kConcatUnroll = 4;
 constexpr int64_t kFibreThreads = 256;
+constexpr int64_t kFibreFillThreads = 132 * 1024;  // threads that fill an H100 / H200
+constexpr int64_t kFibreRowWarps = kFibreThreads / 32;  // row mode: fibres per block
+constexpr int64_t kFibreUnrollVector = 4;  // loads in flight per thread: 16-byte units
+constexpr int64_t kFibreUnrollScalar = 8;  //                             single elements
 // Both kernels index with 32 bits.
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
@@ -256,6 +292,45 @@ absl::StatusOr<LaunchConfig> GenerateConcat(const BlockProgram& p, const std::st
 }
 
 
+// The smallest power of two at least x (x ≥ 1).
+int64_t Pow2AtLeast(int64_t x) {
+  int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+// The fibre kernel's layout (file comment, "Layout rule").
+struct FibreLayout {
+  bool rows = false;         // row mode (inner = 1), else column mode
+  int64_t v = 1;             // elements per unit: 16 / bytes, or 1
+  int64_t groups = 0;        // column mode: outer · inner / V column groups
+  int64_t cw = 1;            // column mode: the sector width in groups, min(P(groups), 32 / (V·bytes))
+  int64_t c = 1, s = 1;      // column mode: C groups × S threads along k, C · S = 256
+  int64_t blocks = 1;        // the grid
+  int64_t unroll = 1;        // loads in flight per thread and step
+  int64_t shared_bytes = 0;  // the static shared buffer (column mode with S > 1)
+};
+
+FibreLayout ChooseFibreLayout(int64_t outer, int64_t n, int64_t inner, int64_t bytes) {
+  FibreLayout l;
+  const int64_t per16 = 16 / bytes;
+  l.rows = inner == 1;
+  l.v = (l.rows ? n : inner) % per16 == 0 ? per16 : 1;
+  l.unroll = l.v > 1 ? kFibreUnrollVector : kFibreUnrollScalar;
+  if (l.rows) {
+    l.blocks = (outer + kFibreRowWarps - 1) / kFibreRowWarps;
+    return l;
+  }
+  l.groups = outer * inner / l.v;
+  l.cw = std::min(Pow2AtLeast(l.groups), std::max<int64_t>(1, 32 / (l.v * bytes)));
+  l.s = std::min({kFibreThreads / l.cw, Pow2AtLeast(n),
+                  Pow2AtLeast((kFibreFillThreads + l.groups - 1) / l.groups)});
+  l.c = kFibreThreads / l.s;
+  l.blocks = (l.groups + l.c - 1) / l.c;
+  l.shared_bytes = l.s > 1 ? l.v * kFibreThreads * 4 : 0;
+  return l;
+}
+
 // Whether `op` is a fibre op (file comment) and, if so, whether it keeps the extent (softmax,
 // rms_norm) rather than reducing it to 1 (sum, max, mean).
 bool IsFibreOp(OpKind op) {
@@ -318,89 +393,246 @@ absl::StatusOr<LaunchConfig> GenerateFibreOp(const BlockProgram& p, const std::s
   for (int d = dim + 1; d < rank; ++d) inner *= x.shape[d];
   const int64_t n = x.shape[dim];
   const int64_t fibres = outer * inner;
-  const int64_t blocks = (fibres + kFibreThreads - 1) / kFibreThreads;
+  const FibreLayout lay = ChooseFibreLayout(outer, n, inner, DTypeBytes(x.dtype));
+  const int64_t V = lay.v;
 
-  LaunchConfig launch = LibraryLaunch(p, kname, options, blocks, kFibreThreads);
+  LaunchConfig launch = LibraryLaunch(p, kname, options, lay.blocks, kFibreThreads);
   launch.args = {xt, lk.result};
   launch.written = {false, true};
+  launch.reduction_bytes = lay.shared_bytes;  // static here: a library kernel has no dynamic smem
   const std::string xp = ParamName(p, xt), yp = ParamName(p, lk.result);
 
-  // Loads and stores of element k of the fibre, in f32.
   const Half16* h = Half16Of(x.dtype);
-  const std::string stride = inner == 1 ? std::string() : " * kInner";
-  auto load = [&](const std::string& k) {
-    const std::string e = k == "0" ? std::string("x[0]") : absl::StrCat("x[", k, stride, "]");
-    return h != nullptr ? absl::StrCat("prism_dev::", h->to_f32, "(", e, ")") : e;
-  };
+  const std::string unit = V > 1 ? std::string("prism_dev::U32x4") : *elem;
   auto rounded = [&](const std::string& v) {
     return h != nullptr ? absl::StrCat("prism_dev::", h->from_f32, "(", v, ")") : v;
   };
-
+  // f[0 .. V-1] = the f32 values of unit ld[u], element j of a 16-byte unit in bits 16·(j & 1)
+  // of word j / 2 (f16, bf16) or word j (f32).
+  auto unpack = [&](const std::string& ind) {
+    if (V == 1) {
+      const std::string e = h != nullptr ? absl::StrCat("prism_dev::", h->to_f32, "(ld[u])")
+                                         : std::string("ld[u]");
+      return absl::StrCat(ind, "const float f[1] = {", e, "};\n");
+    }
+    if (h == nullptr) {
+      return absl::StrCat(ind, "const float f[4] = {__uint_as_float(ld[u].x), "
+                          "__uint_as_float(ld[u].y), __uint_as_float(ld[u].z), "
+                          "__uint_as_float(ld[u].w)};\n");
+    }
+    return absl::StrCat(ind, "const prism_dev::u32_t w[4] = {ld[u].x, ld[u].y, ld[u].z, ld[u].w};\n",
+                        ind, "float f[8];\n#pragma unroll\n", ind,
+                        "for (int j = 0; j < 8; ++j) f[j] = prism_dev::", h->to_f32,
+                        "(static_cast<prism_dev::", h->type,
+                        ">((w[j >> 1] >> (16 * (j & 1))) & 0xffffu));\n");
+  };
+  // `dst` = the unit of r[0 .. V-1], each rounded to the dtype.
+  auto pack = [&](const std::string& dst) {
+    if (V == 1) return absl::StrCat(dst, " = ", rounded("r[0]"), ";\n");
+    if (h == nullptr) {
+      return absl::StrCat(dst, " = prism_dev::U32x4{__float_as_uint(r[0]), __float_as_uint(r[1]), "
+                          "__float_as_uint(r[2]), __float_as_uint(r[3])};\n");
+    }
+    const std::string pk = absl::StrCat("prism_dev::", h->pack2);
+    return absl::StrCat(dst, " = prism_dev::U32x4{", pk, "(r[0], r[1]), ", pk, "(r[2], r[3]), ",
+                        pk, "(r[4], r[5]), ", pk, "(r[6], r[7])};\n");
+  };
+  // The fold of the thread's units, by mode: first unit, step, end, the unit's index.
+  const bool rows = lay.rows;
+  const std::string k_first = rows ? "lane" : "k_first";
+  const std::string step = rows ? "32u" : "kS";
+  const std::string k_end = rows ? "kUnits" : "kN";
+  const std::string at = rows ? "k" : "k * kInnerU";
+  // Statistic `name` for element j of a unit: one per fibre of the unit (columns), one for
+  // the unit's fibre (rows).
+  auto stat = [&](const std::string& name) {
+    return rows ? name : absl::StrCat(name, "[j]");
+  };
+  // The loop over the thread's units in increasing k, kUnroll loads issued before their use;
+  // `body` runs per unit with f[0 .. V-1] (and k) in scope.
+  auto unit_loop = [&](const std::string& body) {
+    return absl::StrCat(
+        "  for (unsigned k0 = ", k_first, "; k0 < ", k_end, "; k0 += ", lay.unroll, "u * ", step,
+        ") {\n    ", unit, " ld[", lay.unroll, "];\n#pragma unroll\n    for (int u = 0; u < ",
+        lay.unroll, "; ++u) {\n      const unsigned k = k0 + u * ", step, ";\n      if (k >= ",
+        k_end, ") break;\n      ld[u] = x[", at, "];\n    }\n#pragma unroll\n    for (int u = 0; u < ",
+        lay.unroll, "; ++u) {\n      const unsigned k = k0 + u * ", step, ";\n      if (k >= ", k_end,
+        ") break;\n", unpack("      "), body, "      (void)k;\n    }\n  }\n");
+  };
+  // comb(r, b): r = r ⊕ b for sums, the NaN-keeping max for maxima.
+  auto comb = [](bool is_max, const std::string& r, const std::string& b) {
+    return is_max ? absl::StrCat("if (", b, " > ", r, " || ", b, " != ", b, ") ", r, " = ", b, ";")
+                  : absl::StrCat(r, " = ", r, " + ", b, ";");
+  };
   std::string s;
+  // One fold pass into statistic `name` (declared by the caller): per-thread partials a[j] from
+  // `init`, `fold` per element (v = f[j]), then the combine over the fibre's threads and the
+  // broadcast; `reuse`: another combine follows (the shared buffer is written again).
+  auto fold_pass = [&](const std::string& name, const char* what, const std::string& init,
+                       const std::string& fold, bool is_max, bool reuse) {
+    absl::StrAppend(&s, "  float ", name, rows ? "" : absl::StrCat("[", V, "]"), ";  // ", what,
+                    "\n  {\n    float a[", V, "];\n#pragma unroll\n    for (int j = 0; j < ", V,
+                    "; ++j) a[j] = ", init, ";\n");
+    std::string loop = unit_loop(absl::StrCat("#pragma unroll\n      for (int j = 0; j < ", V,
+                                              "; ++j) {\n        const float v = f[j];\n        ",
+                                              fold, "\n      }\n"));
+    // Indent the loop into the block.
+    for (size_t i = 0; i < loop.size();) {
+      size_t e = loop.find('\n', i);
+      std::string line = loop.substr(i, e - i);
+      absl::StrAppend(&s, line.rfind("#pragma", 0) == 0 ? "" : "  ", line, "\n");
+      i = e + 1;
+    }
+    if (rows) {
+      if (V > 1) {
+        absl::StrAppend(&s, "#pragma unroll\n    for (int h = ", V / 2,
+                        "; h > 0; h /= 2) {  // the unit's partials pairwise\n#pragma unroll\n"
+                        "      for (int j = 0; j < h; ++j) ",
+                        comb(is_max, "a[j]", "a[j + h]"), "\n    }\n");
+      }
+      absl::StrAppend(&s, "#pragma unroll\n    for (int off = 16; off > 0; off /= 2) {  // xor "
+                      "butterfly over the warp\n      const float b = __shfl_xor_sync(0xffffffffu, "
+                      "a[0], off);\n      ", comb(is_max, "a[0]", "b"), "\n    }\n    ", name,
+                      " = __shfl_sync(0xffffffffu, a[0], 0);  // lane 0's value\n  }\n");
+      return;
+    }
+    if (lay.s == 1) {
+      absl::StrAppend(&s, "#pragma unroll\n    for (int j = 0; j < ", V, "; ++j) ", name,
+                      "[j] = a[j];  // one thread per column group\n  }\n");
+      return;
+    }
+    absl::StrAppend(
+        &s, "    // pairwise tree over s: at h = kS / 2, ..., 1 thread (c, s < h) takes (c, s + h)\n",
+        "#pragma unroll\n    for (int j = 0; j < ", V,
+        "; ++j) red[j][threadIdx.x] = a[j];\n    __syncthreads();\n#pragma unroll\n"
+        "    for (unsigned h = kS / 2u; h > 0u; h /= 2u) {\n      if (s < h) {\n#pragma unroll\n"
+        "        for (int j = 0; j < ", V, "; ++j) {\n          const float b = red[j][threadIdx.x + h * kC];\n          ",
+        comb(is_max, "a[j]", "b"), "\n          red[j][threadIdx.x] = a[j];\n        }\n      }\n"
+        "      __syncthreads();\n    }\n#pragma unroll\n    for (int j = 0; j < ", V, "; ++j) ",
+        name, "[j] = red[j][c];  // (c, 0)'s value\n");
+    if (reuse) absl::StrAppend(&s, "    __syncthreads();  // before red is written again\n");
+    absl::StrAppend(&s, "  }\n");
+  };
+  // A store pass: y's unit k from r[j] = `value` (v = f[j]).
+  auto store_pass = [&](const std::string& value) {
+    const std::string body = absl::StrCat(
+        "      float r[", V, "];\n#pragma unroll\n      for (int j = 0; j < ", V,
+        "; ++j) {\n        const float v = f[j];\n        r[j] = ", value, ";\n      }\n      ",
+        pack(absl::StrCat("y[", at, "]")));
+    absl::StrAppend(&s, unit_loop(body));
+  };
+  // The reduction's result: y's unit of the column group (columns) or element r (rows).
+  auto store_result = [&](const std::string& value) {
+    if (rows) {
+      absl::StrAppend(&s, "  if (lane == 0u) ", yp, "[r] = ", rounded(value), ";\n");
+      return;
+    }
+    absl::StrAppend(&s, "  if (s == 0u && live) {\n    float r[", V,
+                    "];\n#pragma unroll\n    for (int j = 0; j < ", V, "; ++j) r[j] = ", value,
+                    ";\n    ", pack(V > 1 ? absl::StrCat("reinterpret_cast<", unit, "*>(", yp, ")[g]")
+                                         : absl::StrCat(yp, "[g]")),
+                    "  }\n");
+  };
+
+  // The comment line: the view, the mode and its rule, the launch.
   absl::StrAppend(&s, "// kernel ", kname, ": library kernel ", op_name, "(", x.name, " ",
                   DTypeName(x.dtype), " ", ShapeText(x.shape), ", dim ", dim);
   if (lk.op == OpKind::kRmsNorm) absl::StrAppend(&s, ", eps ", FloatLit(lk.eps));
   absl::StrAppend(&s, ") -> ", out.name, " ", ShapeText(out.shape), "; viewed as [", outer, ", ",
-                  n, ", ", inner, "]: ", fibres, " fibre(s) of ", n, " at stride ", inner,
-                  ", one thread each, folded in index order; grid ", blocks, ", ", kFibreThreads,
-                  " threads\n");
+                  n, ", ", inner, "]: ", fibres, " fibre(s) of ", n, " at stride ", inner, "; ");
+  const char* units = V > 1 ? "16-byte units of V" : "elements, V";
+  if (rows) {
+    absl::StrAppend(&s, "row mode: one warp per fibre, ", kFibreRowWarps,
+                    " per block, lanes along k in ", units, " = ", V, " (", n / V,
+                    " per fibre), xor-butterfly combine; grid ceil(", outer, " / ", kFibreRowWarps,
+                    ") = ", lay.blocks);
+  } else {
+    absl::StrAppend(&s, "column mode: ", units, " = ", V, ", ", lay.groups,
+                    " column group(s) of V fibres; S = min(256 / ", lay.cw, ", P(n) ",
+                    Pow2AtLeast(n), ", P(ceil(", kFibreFillThreads, " / ", lay.groups, ")) ",
+                    Pow2AtLeast((kFibreFillThreads + lay.groups - 1) / lay.groups), ") = ", lay.s,
+                    " threads along k, C = 256 / S = ", lay.c, " groups per block",
+                    lay.s > 1 ? ", pairwise-tree combine in shared memory" : "",
+                    "; grid ceil(", lay.groups, " / ", lay.c, ") = ", lay.blocks);
+  }
+  absl::StrAppend(&s, ", ", kFibreThreads, " threads, ", lay.unroll,
+                  " loads in flight per thread\n");
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", kFibreThreads, ") ",
                   launch.function, "(const ", *elem, "* __restrict__ ", xp, ", ", *elem,
                   "* __restrict__ ", yp, ") {\n");
   absl::StrAppend(&s, KernelPrologue(options));
-  absl::StrAppend(&s, "  constexpr unsigned kN = ", n, "u",
-                  inner == 1 ? std::string() : absl::StrCat(", kInner = ", inner, "u"),
-                  ", kFibres = ", fibres, "u;\n");
-  absl::StrAppend(&s, "  const unsigned f = blockIdx.x * ", kFibreThreads,
-                  "u + threadIdx.x;  // the fibre\n  if (f >= kFibres) return;\n");
-  std::string base;
-  if (inner == 1) {
-    base = "f * kN";
-  } else if (outer == 1) {
-    base = "f";
-  } else {
-    absl::StrAppend(&s, "  const unsigned o = f / kInner, i = f - o * kInner;\n");
-    base = "o * (kN * kInner) + i";
-  }
-  absl::StrAppend(&s, "  const ", *elem, "* __restrict__ x = ", xp, " + ", base, ";\n");
-  if (!reduces) {
-    absl::StrAppend(&s, "  ", *elem, "* __restrict__ y = ", yp, " + ", base, ";\n");
-  }
-  const std::string loop = "#pragma unroll 4\n  for (unsigned k = ";
-  auto max_pass = [&](const std::string& m) {
-    absl::StrAppend(&s, "  float ", m, " = ", load("0"), ";  // max: from x_0, a NaN kept\n",
-                    loop, "1; k < kN; ++k) {\n    const float v = ", load("k"), ";\n    if (v > ",
-                    m, " || v != v) ", m, " = v;\n  }\n");
+  auto cast = [&](const std::string& ptr, bool is_const) {
+    if (V == 1) return ptr;
+    return absl::StrCat("reinterpret_cast<", is_const ? "const " : "", unit, "*>(", ptr, ")");
   };
+  std::string base;
+  if (rows) {
+    absl::StrAppend(&s, "  constexpr unsigned kUnits = ", n / V, "u, kRows = ", outer,
+                    "u;  // a fibre: kUnits units of ", V, " element(s)\n");
+    absl::StrAppend(&s, "  const unsigned lane = threadIdx.x % 32u, r = blockIdx.x * ",
+                    kFibreRowWarps, "u + threadIdx.x / 32u;  // lane of fibre r's warp\n");
+    absl::StrAppend(&s, "  if (r >= kRows) return;  // the whole warp\n");
+    base = outer == 1 ? std::string() : " + r * kUnits";
+  } else {
+    absl::StrAppend(&s, "  constexpr unsigned kN = ", n, "u, kInnerU = ", inner / V,
+                    "u, kGroups = ", lay.groups, "u, kC = ", lay.c, "u, kS = ", lay.s,
+                    "u;  // units of ", V, " element(s)\n");
+    absl::StrAppend(&s, "  const unsigned c = threadIdx.x % kC, s = threadIdx.x / kC;  // thread "
+                    "(c, s): k = s, s + kS, ...\n");
+    absl::StrAppend(&s, "  const unsigned g = blockIdx.x * kC + c;  // the column group: fibres "
+                    "g * V ... g * V + V - 1\n");
+    absl::StrAppend(&s, "  const bool live = g < kGroups;  // an idle group folds and stores "
+                    "nothing\n  const unsigned k_first = live ? s : kN, gp = live ? g : 0u;  // "
+                    "gp: the group the pointers use\n");
+    if (outer == 1) {
+      base = " + gp";
+    } else {
+      absl::StrAppend(&s, "  const unsigned o = gp / kInnerU, i = gp - o * kInnerU;\n");
+      base = " + o * (kN * kInnerU) + i";
+    }
+    if (lay.s > 1) {
+      absl::StrAppend(&s, "  __shared__ float red[", V, "][", kFibreThreads,
+                      "];  // partials: red[j][c + kC * s]\n");
+    }
+  }
+  absl::StrAppend(&s, "  const ", unit, "* __restrict__ x = ", cast(xp, true), base, ";\n");
+  if (!reduces) {
+    absl::StrAppend(&s, "  ", unit, "* __restrict__ y = ", cast(yp, false), base, ";\n");
+  }
+  const std::string nlit = FloatLit(static_cast<double>(n));
+  const std::string kNegInf = "__int_as_float(0xff800000)";  // -inf: the max's identity
   switch (lk.op) {
     case OpKind::kSum:
     case OpKind::kMean:
-      absl::StrAppend(&s, "  float acc = 0.0f;\n", loop, "0; k < kN; ++k) acc = acc + ",
-                      load("k"), ";\n");
-      absl::StrAppend(&s, "  ", yp, "[f] = ",
-                      rounded(lk.op == OpKind::kMean
-                                  ? absl::StrCat("acc / ", FloatLit(static_cast<double>(n)))
-                                  : std::string("acc")),
-                      ";\n");
+      fold_pass("acc", "the sum of each fibre", "0.0f", "a[j] = a[j] + v;", false, false);
+      store_result(lk.op == OpKind::kMean ? absl::StrCat(stat("acc"), " / ", nlit) : stat("acc"));
       break;
     case OpKind::kMax:
-      max_pass("acc");
-      absl::StrAppend(&s, "  ", yp, "[f] = ", rounded("acc"), ";\n");
+      fold_pass("acc", "the max of each fibre, a NaN kept", kNegInf,
+                "if (v > a[j] || v != v) a[j] = v;", true, false);
+      store_result(stat("acc"));
       break;
     case OpKind::kSoftmax:
-      max_pass("m");
-      absl::StrAppend(&s, "  float sum = 0.0f;\n", loop, "0; k < kN; ++k) sum = sum + expf(",
-                      load("k"), " - m);\n");
-      absl::StrAppend(&s, loop, "0; k < kN; ++k) y[k", stride, "] = ",
-                      rounded(absl::StrCat("expf(", load("k"), " - m) / sum")), ";\n");
+      fold_pass("m", "pass 1: the max of each fibre, a NaN kept", kNegInf,
+                "if (v > a[j] || v != v) a[j] = v;", true, true);
+      fold_pass("sum", "pass 2: the sum of expf(x - m)", "0.0f",
+                absl::StrCat("a[j] = a[j] + expf(v - ", stat("m"), ");"), false, false);
+      absl::StrAppend(&s, "  // pass 3: expf(x - m) / sum\n");
+      store_pass(absl::StrCat("expf(v - ", stat("m"), ") / ", stat("sum")));
       break;
     case OpKind::kRmsNorm:
-      absl::StrAppend(&s, "  float ss = 0.0f;\n", loop, "0; k < kN; ++k) {\n    const float v = ",
-                      load("k"), ";\n    ss = fmaf(v, v, ss);\n  }\n");
-      absl::StrAppend(&s, "  const float inv = 1.0f / sqrtf(ss / ",
-                      FloatLit(static_cast<double>(n)), " + ", FloatLit(lk.eps), ");\n");
-      absl::StrAppend(&s, loop, "0; k < kN; ++k) y[k", stride, "] = ",
-                      rounded(absl::StrCat(load("k"), " * inv")), ";\n");
+      fold_pass("ss", "pass 1: the sum of squares", "0.0f", "a[j] = fmaf(v, v, a[j]);", false,
+                false);
+      absl::StrAppend(&s, "  // pass 2: x * inv, inv = 1 / sqrt(ss / n + eps)\n");
+      if (rows) {
+        absl::StrAppend(&s, "  const float inv = 1.0f / sqrtf(ss / ", nlit, " + ",
+                        FloatLit(lk.eps), ");\n");
+      } else {
+        absl::StrAppend(&s, "  float inv[", V, "];\n#pragma unroll\n  for (int j = 0; j < ", V,
+                        "; ++j) inv[j] = 1.0f / sqrtf(ss[j] / ", nlit, " + ", FloatLit(lk.eps),
+                        ");\n");
+      }
+      store_pass(absl::StrCat("v * ", stat("inv")));
       break;
     default:
       break;

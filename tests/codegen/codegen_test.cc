@@ -2938,52 +2938,69 @@ struct FibreCase {
   Shape shape;
   int64_t dim;
   DType dtype;
-  int64_t grid;         // ⌈outer · inner / 256⌉
+  bool rows;            // row mode (inner = 1), else column mode
+  int64_t v;            // elements per unit (16-byte units: 16 / bytes)
+  int64_t c, s;         // column mode: C groups × S threads along k (rows: 0, 0)
+  int64_t grid;
   const char* view;     // in the comment line: the [outer, n, inner] view, fibres, stride
-  const char* base;     // the fibre's first element
 };
 
-// A sum / max / mean / softmax / rms_norm library kernel becomes one kernel of one thread per
-// fibre, by case: the launch (grid, 256 threads, X then Y, no shared memory, PDL per option),
-// the source (signature, view, the fibre's base by the view's shape, one pass per fold in
-// increasing k, the f32 arithmetic of docs/ir_semantics.md §3.2 per op, the conversions of the
-// dtype), launch.json and host.h; determinism.
+// A sum / max / mean / softmax / rms_norm library kernel becomes one cooperative kernel, by case:
+// the layout the rule of library_gen.cc picks (row or column mode, V, C × S, the grid) in the
+// launch, the comment line and the constants; the launch (256 threads, X then Y, no dynamic
+// shared memory, the static combine buffer as reduction_bytes, PDL per option), the source
+// (signature, one fold loop per pass, the combine by mode, the f32 arithmetic per op, the
+// conversions of the dtype), launch.json and host.h; determinism.
 TEST(CodegenTest, FibreLibraryKernel) {
   constexpr DType kF16 = DType::kF16, kBF16 = DType::kBF16, kF32 = DType::kF32;
   constexpr OpKind kSum = OpKind::kSum, kMax = OpKind::kMax, kMean = OpKind::kMean;
   constexpr OpKind kSoftmax = OpKind::kSoftmax, kRms = OpKind::kRmsNorm;
-  const char* const kOuter = "X + o * (kN * kInner) + i;";
-  const char* const kRows = "X + f * kN;";
-  const char* const kCols = "X + f;";
+  constexpr bool kRows = true, kCols = false;
   const FibreCase cases[] = {
-      {"sum over dim 0", kSum, {64, 96}, 0, kF16, 1,
-       "viewed as [1, 64, 96]: 96 fibre(s) of 64 at stride 96", kCols},
-      {"max over a middle dim", kMax, {4, 33, 16}, 1, kBF16, 1,
-       "viewed as [4, 33, 16]: 64 fibre(s) of 33 at stride 16", kOuter},
-      {"mean over dim -2", kMean, {8, 100, 40}, -2, kF32, 2,
-       "viewed as [8, 100, 40]: 320 fibre(s) of 100 at stride 40", kOuter},
-      {"sum over the last dim", kSum, {1000, 77}, -1, kF16, 4,
-       "viewed as [1000, 77, 1]: 1000 fibre(s) of 77 at stride 1", kRows},
-      {"softmax over dim 0", kSoftmax, {64, 96}, 0, kF16, 1,
-       "viewed as [1, 64, 96]: 96 fibre(s) of 64 at stride 96", kCols},
-      {"softmax over a middle dim", kSoftmax, {2, 50, 300}, 1, kBF16, 3,
-       "viewed as [2, 50, 300]: 600 fibre(s) of 50 at stride 300", kOuter},
-      {"softmax over the last dim", kSoftmax, {3, 5}, 1, kF32, 1,
-       "viewed as [3, 5, 1]: 3 fibre(s) of 5 at stride 1", kRows},
-      {"rms_norm over rows", kRms, {16, 4096}, 1, kF32, 1,
-       "viewed as [16, 4096, 1]: 16 fibre(s) of 4096 at stride 1", kRows},
-      {"rms_norm over a middle dim", kRms, {4, 512, 64}, -2, kF16, 1,
-       "viewed as [4, 512, 64]: 256 fibre(s) of 512 at stride 64", kOuter},
-      {"max of rank 1", kMax, {100}, 0, kF32, 1,
-       "viewed as [1, 100, 1]: 1 fibre(s) of 100 at stride 1", kRows},
-      {"sum of rank 4, dim 2", kSum, {2, 3, 4, 5}, 2, kBF16, 1,
-       "viewed as [6, 4, 5]: 30 fibre(s) of 4 at stride 5", kOuter},
-      {"mean over extent 1", kMean, {7, 1, 3}, 1, kF16, 1,
-       "viewed as [7, 1, 3]: 21 fibre(s) of 1 at stride 3", kOuter},
-      {"a 2^31 - 1 element fibre", kSum, {2147483647}, 0, kF16, 1,
-       "viewed as [1, 2147483647, 1]: 1 fibre(s) of 2147483647 at stride 1", kRows},
-      {"2^31 - 65536 elements, 32767 fibres", kSoftmax, {65536, 32767}, 0, kBF16, 128,
-       "viewed as [1, 65536, 32767]: 32767 fibre(s) of 65536 at stride 32767", kCols},
+      // Many fibres, short n: S = P(64); C = 4 groups of 8 columns (64 bytes per warp row).
+      {"sum over dim 0, short n", kSum, {64, 4096}, 0, kF16, kCols, 8, 4, 64, 128,
+       "viewed as [1, 64, 4096]: 4096 fibre(s) of 64 at stride 4096"},
+      // Long n: S = 256 / 2 (C = 2: 32 bytes per warp row), 65536 threads.
+      {"sum over dim 0, long n", kSum, {4096, 4096}, 0, kF16, kCols, 8, 2, 128, 256,
+       "viewed as [1, 4096, 4096]: 4096 fibre(s) of 4096 at stride 4096"},
+      {"sum over the last dim (rows, scalar)", kSum, {1000, 77}, -1, kF16, kRows, 1, 0, 0, 125,
+       "viewed as [1000, 77, 1]: 1000 fibre(s) of 77 at stride 1"},
+      {"softmax over the last dim (rows, vectors)", kSoftmax, {16, 4096}, 1, kF16, kRows, 8, 0,
+       0, 2, "viewed as [16, 4096, 1]: 16 fibre(s) of 4096 at stride 1"},
+      // inner 300 is no multiple of 8: scalar columns, C = 16 (32 bytes per warp row).
+      {"max over a middle dim (scalar columns)", kMax, {2, 50, 300}, 1, kF16, kCols, 1, 16, 16,
+       38, "viewed as [2, 50, 300]: 600 fibre(s) of 50 at stride 300"},
+      {"softmax over a middle dim (scalar columns)", kSoftmax, {2, 50, 300}, 1, kBF16, kCols, 1,
+       16, 16, 38, "viewed as [2, 50, 300]: 600 fibre(s) of 50 at stride 300"},
+      {"max over a middle dim (vector columns)", kMax, {4, 33, 16}, 1, kBF16, kCols, 8, 4, 64, 2,
+       "viewed as [4, 33, 16]: 64 fibre(s) of 33 at stride 16"},
+      {"mean over dim -2", kMean, {8, 100, 40}, -2, kF32, kCols, 4, 2, 128, 40,
+       "viewed as [8, 100, 40]: 320 fibre(s) of 100 at stride 40"},
+      {"softmax over dim 0", kSoftmax, {64, 96}, 0, kF16, kCols, 8, 4, 64, 3,
+       "viewed as [1, 64, 96]: 96 fibre(s) of 64 at stride 96"},
+      {"softmax over the last dim, n 5", kSoftmax, {3, 5}, 1, kF32, kRows, 1, 0, 0, 1,
+       "viewed as [3, 5, 1]: 3 fibre(s) of 5 at stride 1"},
+      {"rms_norm over rows", kRms, {16, 4096}, 1, kF32, kRows, 4, 0, 0, 2,
+       "viewed as [16, 4096, 1]: 16 fibre(s) of 4096 at stride 1"},
+      {"rms_norm over a middle dim", kRms, {4, 512, 64}, -2, kF16, kCols, 8, 2, 128, 16,
+       "viewed as [4, 512, 64]: 256 fibre(s) of 512 at stride 64"},
+      {"rms_norm over a middle dim, bf16", kRms, {8, 1000, 40}, 1, kBF16, kCols, 8, 2, 128, 20,
+       "viewed as [8, 1000, 40]: 320 fibre(s) of 1000 at stride 40"},
+      {"max of rank 1", kMax, {100}, 0, kF32, kRows, 4, 0, 0, 1,
+       "viewed as [1, 100, 1]: 1 fibre(s) of 100 at stride 1"},
+      // S = P(n) = 4: no block of mostly idle k-threads.
+      {"sum of rank 4, dim 2", kSum, {2, 3, 4, 5}, 2, kBF16, kCols, 1, 64, 4, 1,
+       "viewed as [6, 4, 5]: 30 fibre(s) of 4 at stride 5"},
+      // n = 1: S = 1, no shared memory.
+      {"mean over extent 1", kMean, {7, 1, 3}, 1, kF16, kCols, 1, 256, 1, 1,
+       "viewed as [7, 1, 3]: 21 fibre(s) of 1 at stride 3"},
+      // Two fibres: C = P(2) (the sector width is not reachable), S = 128.
+      {"sum of two long f32 columns", kSum, {4096, 2}, 0, kF32, kCols, 1, 2, 128, 1,
+       "viewed as [1, 4096, 2]: 2 fibre(s) of 4096 at stride 2"},
+      {"a 2^31 - 1 element fibre", kSum, {2147483647}, 0, kF16, kRows, 1, 0, 0, 1,
+       "viewed as [1, 2147483647, 1]: 1 fibre(s) of 2147483647 at stride 1"},
+      {"2^31 - 65536 elements, 32767 fibres", kSoftmax, {65536, 32767}, 0, kBF16, kCols, 1, 32,
+       8, 1024, "viewed as [1, 65536, 32767]: 32767 fibre(s) of 65536 at stride 32767"},
   };
   for (const FibreCase& c : cases) {
     SCOPED_TRACE(c.label);
@@ -2995,8 +3012,13 @@ TEST(CodegenTest, FibreLibraryKernel) {
                                                 : "prism_dev::f16_t";
     const std::string cvt = c.dtype == kF32 ? "" : c.dtype == kBF16 ? "BF16" : "F16";
     const int64_t rank = static_cast<int64_t>(c.shape.size());
-    const int64_t n = c.shape[c.dim < 0 ? c.dim + rank : c.dim];
+    const int d = static_cast<int>(c.dim < 0 ? c.dim + rank : c.dim);
+    const int64_t n = c.shape[d];
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < d; ++i) outer *= c.shape[i];
+    for (int i = d + 1; i < rank; ++i) inner *= c.shape[i];
     const bool reduces = c.op == kSum || c.op == kMax || c.op == kMean;
+    const bool shared = !c.rows && c.s > 1;
     for (bool pdl : {false, true}) {
       SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
       CodegenOptions options;
@@ -3013,49 +3035,91 @@ TEST(CodegenTest, FibreLibraryKernel) {
       EXPECT_EQ(l.dynamic_smem_bytes, 0);
       EXPECT_EQ(l.residency_pad_bytes, 0);
       EXPECT_EQ(l.stage_bytes, 0);
-      EXPECT_EQ(l.reduction_bytes, 0);
+      EXPECT_EQ(l.reduction_bytes, shared ? c.v * 256 * 4 : 0);  // the static combine buffer
       EXPECT_EQ(l.accumulator_regs, 0);
       std::vector<std::string> args;
       for (int t : l.args) args.push_back(p.tensors[t].name);
       EXPECT_THAT(args, ::testing::ElementsAre("X", "Y"));
       EXPECT_EQ(l.written, (std::vector<bool>{false, true}));
-      // The source.
+      // The source: signature, comment line (the view, the mode, the rule's values, the grid).
       EXPECT_THAT(code.source,
                   HasSubstr(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(256) ",
                                          function, "(const ", elem, "* __restrict__ t_X, ", elem,
                                          "* __restrict__ t_Y) {\n")));
-      EXPECT_THAT(code.source, HasSubstr(absl::StrCat(c.view, ", one thread each, folded in "
-                                                      "index order; grid ", c.grid,
-                                                      ", 256 threads\n")));
+      const std::string unit_text =
+          c.v > 1 ? absl::StrCat("16-byte units of V = ", c.v) : std::string("elements, V = 1");
+      const std::string loads = absl::StrCat(", 256 threads, ", c.v > 1 ? 4 : 8,
+                                             " loads in flight per thread\n");
+      if (c.rows) {
+        EXPECT_THAT(code.source,
+                    HasSubstr(absl::StrCat(c.view, "; row mode: one warp per fibre, 8 per block, "
+                                           "lanes along k in ", unit_text, " (", n / c.v,
+                                           " per fibre), xor-butterfly combine; grid ceil(",
+                                           outer, " / 8) = ", c.grid, loads)));
+      } else {
+        EXPECT_THAT(code.source,
+                    HasSubstr(absl::StrCat(c.view, "; column mode: ", unit_text, ", ",
+                                           outer * inner / c.v, " column group(s) of V fibres")));
+        EXPECT_THAT(code.source,
+                    HasSubstr(absl::StrCat(") = ", c.s, " threads along k, C = 256 / S = ", c.c,
+                                           " groups per block",
+                                           shared ? ", pairwise-tree combine in shared memory"
+                                                  : "",
+                                           "; grid ceil(", outer * inner / c.v, " / ", c.c,
+                                           ") = ", c.grid, loads)));
+      }
       // The kernel alone (device_common.cuh comes before it).
       const std::string body = code.source.substr(code.source.find("// kernel k0:"));
       EXPECT_EQ(Count(body, "  prism_dev::PdlPrologue();"), pdl ? 1 : 0);
-      EXPECT_THAT(code.source, HasSubstr(absl::StrCat("  const ", elem, "* __restrict__ x = t_",
-                                                      c.base)));
-      EXPECT_EQ(Count(body, "const unsigned o = f / kInner, i = f - o * kInner;"),
-                c.base == kOuter ? 1 : 0);
-      EXPECT_EQ(Count(body, "* kInner]"),
-                c.base == kRows ? 0 : (c.op == kSoftmax ? 4 : c.op == kRms ? 3 : 1));
-      EXPECT_EQ(Count(body, absl::StrCat("* __restrict__ y = t_")), reduces ? 0 : 1);
-      EXPECT_EQ(Count(body, "t_Y[f] = "), reduces ? 1 : 0);
-      // The passes over the fibre, each in increasing k.
+      if (c.rows) {
+        EXPECT_EQ(Count(body, absl::StrCat("constexpr unsigned kUnits = ", n / c.v, "u, kRows = ",
+                                           outer, "u;")),
+                  1);
+      } else {
+        EXPECT_EQ(Count(body, absl::StrCat("constexpr unsigned kN = ", n, "u, kInnerU = ",
+                                           inner / c.v, "u, kGroups = ", outer * inner / c.v,
+                                           "u, kC = ", c.c, "u, kS = ", c.s, "u;")),
+                  1);
+        EXPECT_EQ(Count(body, "const unsigned o = gp / kInnerU, i = gp - o * kInnerU;"),
+                  outer > 1 ? 1 : 0);
+      }
+      EXPECT_EQ(Count(body, absl::StrCat("__shared__ float red[", c.v, "][256];")), shared ? 1 : 0);
+      EXPECT_EQ(Count(body, "__shared__"), shared ? 1 : 0);
+      EXPECT_EQ(Count(body, "prism_dev::U32x4") > 0, c.v > 1);  // 16-byte loads and stores
+      EXPECT_EQ(Count(body, absl::StrCat("* __restrict__ y = ")), reduces ? 0 : 1);
+      // One loop over the thread's units per pass (fold or store), each in increasing k.
+      const int folds = c.op == kSoftmax ? 2 : 1;
       const int passes = c.op == kSoftmax ? 3 : c.op == kRms ? 2 : 1;
-      EXPECT_EQ(Count(body, "for (unsigned k = 0; k < kN; ++k)") +
-                    Count(body, "for (unsigned k = 1; k < kN; ++k)"),
+      EXPECT_EQ(Count(body, c.rows ? "for (unsigned k0 = lane; k0 < kUnits; k0 += "
+                                   : "for (unsigned k0 = k_first; k0 < kN; k0 += "),
                 passes);
+      // The combine of each fold: a butterfly over the warp, a tree in shared memory, or none.
+      EXPECT_EQ(Count(body, "__shfl_xor_sync(0xffffffffu, a[0], off);"), c.rows ? folds : 0);
+      EXPECT_EQ(Count(body, "__shfl_sync(0xffffffffu, a[0], 0);"), c.rows ? folds : 0);
+      EXPECT_EQ(Count(body, "for (unsigned h = kS / 2u; h > 0u; h /= 2u)"), shared ? folds : 0);
+      EXPECT_EQ(Count(body, "__syncthreads();  // before red is written again"),
+                shared && c.op == kSoftmax ? 1 : 0);
+      // The f32 arithmetic per op.
       const bool max = c.op == kMax || c.op == kSoftmax;
-      EXPECT_EQ(Count(body, "float acc = 0.0f;"), c.op == kSum || c.op == kMean ? 1 : 0);
-      EXPECT_EQ(Count(body, " || v != v) "), max ? 1 : 0);  // NaN propagates
-      EXPECT_EQ(Count(body, "expf("), c.op == kSoftmax ? 2 : 0);
-      EXPECT_EQ(Count(body, "ss = fmaf(v, v, ss);"), c.op == kRms ? 1 : 0);
-      EXPECT_EQ(Count(body, absl::StrCat("acc / ", n, ".0f")), c.op == kMean ? 1 : 0);
-      EXPECT_EQ(Count(body, absl::StrCat("1.0f / sqrtf(ss / ", n, ".0f + 9.99999975e-06f)")),
+      EXPECT_EQ(Count(body, "a[j] = a[j] + v;"), c.op == kSum || c.op == kMean ? 1 : 0);
+      EXPECT_EQ(Count(body, "if (v > a[j] || v != v) a[j] = v;"), max ? 1 : 0);  // NaN kept
+      EXPECT_EQ(Count(body, "= __int_as_float(0xff800000);"), max ? 1 : 0);      // from -inf
+      EXPECT_EQ(Count(body, " || b != b) "), c.rows || shared ? (max ? 1 : 0) : 0);
+      EXPECT_EQ(Count(body, "expf(v - "), c.op == kSoftmax ? 2 : 0);
+      EXPECT_EQ(Count(body, "a[j] = fmaf(v, v, a[j]);"), c.op == kRms ? 1 : 0);
+      const std::string j = c.rows ? "" : "[j]";
+      EXPECT_EQ(Count(body, absl::StrCat("acc", j, " / ", n, ".0f")), c.op == kMean ? 1 : 0);
+      EXPECT_EQ(Count(body, absl::StrCat("1.0f / sqrtf(ss", j, " / ", n,
+                                         ".0f + 9.99999975e-06f)")),
                 c.op == kRms ? 1 : 0);
       EXPECT_EQ(Count(body, absl::StrCat("prism_dev::", cvt, "ToF32(")) > 0, !cvt.empty());
-      EXPECT_EQ(Count(body, absl::StrCat("prism_dev::F32To", cvt, "(")), cvt.empty() ? 0 : 1);
+      EXPECT_EQ(Count(body, absl::StrCat("prism_dev::F32To", cvt, "(")),
+                cvt.empty() || c.v > 1 ? 0 : 1);
+      EXPECT_EQ(Count(body, absl::StrCat("prism_dev::Pack", cvt, "x2(")),
+                cvt.empty() || c.v == 1 ? 0 : 4);
       // launch.json and host.h.
-      const nlohmann::json j = nlohmann::json::parse(code.launch_json);
-      const nlohmann::json& k = j["kernels"][0];
+      const nlohmann::json js = nlohmann::json::parse(code.launch_json);
+      const nlohmann::json& k = js["kernels"][0];
       EXPECT_EQ(k["function"], function);
       EXPECT_EQ(k["grid"], nlohmann::json({c.grid, 1, 1}));
       EXPECT_EQ(k["block"], nlohmann::json({256, 1, 1}));
@@ -3066,7 +3130,7 @@ TEST(CodegenTest, FibreLibraryKernel) {
       EXPECT_EQ(k["args"][1]["access"], "write");
       EXPECT_EQ(k["args"][0]["shape"], nlohmann::json(c.shape));
       Shape out = c.shape;
-      if (reduces) out[c.dim < 0 ? c.dim + rank : c.dim] = 1;
+      if (reduces) out[d] = 1;
       EXPECT_EQ(k["args"][1]["shape"], nlohmann::json(out));
       EXPECT_THAT(code.host_header,
                   HasSubstr("inline cudaError_t Launch_k0(const void* t_X, void* t_Y, "
@@ -3076,30 +3140,194 @@ TEST(CodegenTest, FibreLibraryKernel) {
   }
 }
 
-// The softmax kernel of the table above over dim 0 of f16 [64, 96], whole.
+// Two kernels of the table above, whole: softmax over dim 0 of f16 [64, 96] (column mode,
+// 16-byte units, a tree in shared memory) and sum over the last dim of f16 [1000, 77] (row
+// mode, single elements, a warp butterfly).
 TEST(CodegenTest, FibreKernelSource) {
   ASSERT_OK_AND_ASSIGN(BlockProgram p, FibreProgram(OpKind::kSoftmax, {64, 96}, 0));
   ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
   const size_t at = code.source.find("// kernel k0:");
   ASSERT_NE(at, std::string::npos);
-  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel softmax(X f16 [64, 96], dim 0) -> Y [64, 96]; viewed as [1, 64, 96]: 96 fibre(s) of 64 at stride 96, one thread each, folded in index order; grid 1, 256 threads
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel softmax(X f16 [64, 96], dim 0) -> Y [64, 96]; viewed as [1, 64, 96]: 96 fibre(s) of 64 at stride 96; column mode: 16-byte units of V = 8, 12 column group(s) of V fibres; S = min(256 / 2, P(n) 64, P(ceil(135168 / 12)) 16384) = 64 threads along k, C = 256 / S = 4 groups per block, pairwise-tree combine in shared memory; grid ceil(12 / 4) = 3, 256 threads, 4 loads in flight per thread
 extern "C" __global__ void __launch_bounds__(256) prism_softmax_k0(const prism_dev::f16_t* __restrict__ t_X, prism_dev::f16_t* __restrict__ t_Y) {
-  constexpr unsigned kN = 64u, kInner = 96u, kFibres = 96u;
-  const unsigned f = blockIdx.x * 256u + threadIdx.x;  // the fibre
-  if (f >= kFibres) return;
-  const prism_dev::f16_t* __restrict__ x = t_X + f;
-  prism_dev::f16_t* __restrict__ y = t_Y + f;
-  float m = prism_dev::F16ToF32(x[0]);  // max: from x_0, a NaN kept
-#pragma unroll 4
-  for (unsigned k = 1; k < kN; ++k) {
-    const float v = prism_dev::F16ToF32(x[k * kInner]);
-    if (v > m || v != v) m = v;
+  constexpr unsigned kN = 64u, kInnerU = 12u, kGroups = 12u, kC = 4u, kS = 64u;  // units of 8 element(s)
+  const unsigned c = threadIdx.x % kC, s = threadIdx.x / kC;  // thread (c, s): k = s, s + kS, ...
+  const unsigned g = blockIdx.x * kC + c;  // the column group: fibres g * V ... g * V + V - 1
+  const bool live = g < kGroups;  // an idle group folds and stores nothing
+  const unsigned k_first = live ? s : kN, gp = live ? g : 0u;  // gp: the group the pointers use
+  __shared__ float red[8][256];  // partials: red[j][c + kC * s]
+  const prism_dev::U32x4* __restrict__ x = reinterpret_cast<const prism_dev::U32x4*>(t_X) + gp;
+  prism_dev::U32x4* __restrict__ y = reinterpret_cast<prism_dev::U32x4*>(t_Y) + gp;
+  float m[8];  // pass 1: the max of each fibre, a NaN kept
+  {
+    float a[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] = __int_as_float(0xff800000);
+    for (unsigned k0 = k_first; k0 < kN; k0 += 4u * kS) {
+      prism_dev::U32x4 ld[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const unsigned k = k0 + u * kS;
+        if (k >= kN) break;
+        ld[u] = x[k * kInnerU];
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const unsigned k = k0 + u * kS;
+        if (k >= kN) break;
+        const prism_dev::u32_t w[4] = {ld[u].x, ld[u].y, ld[u].z, ld[u].w};
+        float f[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) f[j] = prism_dev::F16ToF32(static_cast<prism_dev::f16_t>((w[j >> 1] >> (16 * (j & 1))) & 0xffffu));
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float v = f[j];
+          if (v > a[j] || v != v) a[j] = v;
+        }
+        (void)k;
+      }
+    }
+    // pairwise tree over s: at h = kS / 2, ..., 1 thread (c, s < h) takes (c, s + h)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) red[j][threadIdx.x] = a[j];
+    __syncthreads();
+#pragma unroll
+    for (unsigned h = kS / 2u; h > 0u; h /= 2u) {
+      if (s < h) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float b = red[j][threadIdx.x + h * kC];
+          if (b > a[j] || b != b) a[j] = b;
+          red[j][threadIdx.x] = a[j];
+        }
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) m[j] = red[j][c];  // (c, 0)'s value
+    __syncthreads();  // before red is written again
   }
-  float sum = 0.0f;
-#pragma unroll 4
-  for (unsigned k = 0; k < kN; ++k) sum = sum + expf(prism_dev::F16ToF32(x[k * kInner]) - m);
-#pragma unroll 4
-  for (unsigned k = 0; k < kN; ++k) y[k * kInner] = prism_dev::F32ToF16(expf(prism_dev::F16ToF32(x[k * kInner]) - m) / sum);
+  float sum[8];  // pass 2: the sum of expf(x - m)
+  {
+    float a[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] = 0.0f;
+    for (unsigned k0 = k_first; k0 < kN; k0 += 4u * kS) {
+      prism_dev::U32x4 ld[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const unsigned k = k0 + u * kS;
+        if (k >= kN) break;
+        ld[u] = x[k * kInnerU];
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const unsigned k = k0 + u * kS;
+        if (k >= kN) break;
+        const prism_dev::u32_t w[4] = {ld[u].x, ld[u].y, ld[u].z, ld[u].w};
+        float f[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) f[j] = prism_dev::F16ToF32(static_cast<prism_dev::f16_t>((w[j >> 1] >> (16 * (j & 1))) & 0xffffu));
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float v = f[j];
+          a[j] = a[j] + expf(v - m[j]);
+        }
+        (void)k;
+      }
+    }
+    // pairwise tree over s: at h = kS / 2, ..., 1 thread (c, s < h) takes (c, s + h)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) red[j][threadIdx.x] = a[j];
+    __syncthreads();
+#pragma unroll
+    for (unsigned h = kS / 2u; h > 0u; h /= 2u) {
+      if (s < h) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float b = red[j][threadIdx.x + h * kC];
+          a[j] = a[j] + b;
+          red[j][threadIdx.x] = a[j];
+        }
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) sum[j] = red[j][c];  // (c, 0)'s value
+  }
+  // pass 3: expf(x - m) / sum
+  for (unsigned k0 = k_first; k0 < kN; k0 += 4u * kS) {
+    prism_dev::U32x4 ld[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const unsigned k = k0 + u * kS;
+      if (k >= kN) break;
+      ld[u] = x[k * kInnerU];
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const unsigned k = k0 + u * kS;
+      if (k >= kN) break;
+      const prism_dev::u32_t w[4] = {ld[u].x, ld[u].y, ld[u].z, ld[u].w};
+      float f[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f[j] = prism_dev::F16ToF32(static_cast<prism_dev::f16_t>((w[j >> 1] >> (16 * (j & 1))) & 0xffffu));
+      float r[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const float v = f[j];
+        r[j] = expf(v - m[j]) / sum[j];
+      }
+      y[k * kInnerU] = prism_dev::U32x4{prism_dev::PackF16x2(r[0], r[1]), prism_dev::PackF16x2(r[2], r[3]), prism_dev::PackF16x2(r[4], r[5]), prism_dev::PackF16x2(r[6], r[7])};
+      (void)k;
+    }
+  }
+}
+)");
+  ASSERT_OK_AND_ASSIGN(BlockProgram rows, FibreProgram(OpKind::kSum, {1000, 77}, -1));
+  ASSERT_OK_AND_ASSIGN(code, GenerateCuda(rows));
+  const size_t at_rows = code.source.find("// kernel k0:");
+  ASSERT_NE(at_rows, std::string::npos);
+  EXPECT_EQ(code.source.substr(at_rows), R"(// kernel k0: library kernel sum(X f16 [1000, 77], dim 1) -> Y [1000, 1]; viewed as [1000, 77, 1]: 1000 fibre(s) of 77 at stride 1; row mode: one warp per fibre, 8 per block, lanes along k in elements, V = 1 (77 per fibre), xor-butterfly combine; grid ceil(1000 / 8) = 125, 256 threads, 8 loads in flight per thread
+extern "C" __global__ void __launch_bounds__(256) prism_sum_k0(const prism_dev::f16_t* __restrict__ t_X, prism_dev::f16_t* __restrict__ t_Y) {
+  constexpr unsigned kUnits = 77u, kRows = 1000u;  // a fibre: kUnits units of 1 element(s)
+  const unsigned lane = threadIdx.x % 32u, r = blockIdx.x * 8u + threadIdx.x / 32u;  // lane of fibre r's warp
+  if (r >= kRows) return;  // the whole warp
+  const prism_dev::f16_t* __restrict__ x = t_X + r * kUnits;
+  float acc;  // the sum of each fibre
+  {
+    float a[1];
+#pragma unroll
+    for (int j = 0; j < 1; ++j) a[j] = 0.0f;
+    for (unsigned k0 = lane; k0 < kUnits; k0 += 8u * 32u) {
+      prism_dev::f16_t ld[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const unsigned k = k0 + u * 32u;
+        if (k >= kUnits) break;
+        ld[u] = x[k];
+      }
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const unsigned k = k0 + u * 32u;
+        if (k >= kUnits) break;
+        const float f[1] = {prism_dev::F16ToF32(ld[u])};
+#pragma unroll
+        for (int j = 0; j < 1; ++j) {
+          const float v = f[j];
+          a[j] = a[j] + v;
+        }
+        (void)k;
+      }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) {  // xor butterfly over the warp
+      const float b = __shfl_xor_sync(0xffffffffu, a[0], off);
+      a[0] = a[0] + b;
+    }
+    acc = __shfl_sync(0xffffffffu, a[0], 0);  // lane 0's value
+  }
+  if (lane == 0u) t_Y[r] = prism_dev::F32ToF16(acc);
 }
 )");
 }
@@ -3116,7 +3344,7 @@ TEST(CodegenTest, LibraryKernelsIgnoreTheTemplateOptions) {
     const char* launch;    // host.h's launch
   } kCases[] = {
       {&concat, "prism_concat_k0_v7", "prism_concat_k0_v7<<<dim3(20, 1, 1), dim3(256), 0, "},
-      {&fibre, "prism_rms_norm_k0_v7", "prism_rms_norm_k0_v7<<<dim3(1, 1, 1), dim3(256), 0, "},
+      {&fibre, "prism_rms_norm_k0_v7", "prism_rms_norm_k0_v7<<<dim3(16, 1, 1), dim3(256), 0, "},
   };
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.function);

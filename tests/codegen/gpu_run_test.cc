@@ -596,6 +596,13 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            BF16(GpuCase{"lib_rms_norm", {{"x0", 4}, {"x1", 512}, {"x2", 64}, {"dim", 1}}, {}}),
                            F32(GpuCase{"lib_rms_norm", {{"x0", 16}, {"x1", 4096}, {"dim", 1}}, {}}),
                            GpuCase{"lib_sum", {{"x0", 1000}, {"x1", 77}, {"dim", -1}}, {}},
+                           // The cooperative layouts (library_gen.cc): column mode with long n
+                           // (S 128, C 2, 16-byte units), row mode with 16-byte units, column
+                           // mode bf16 with n 1000 (S 128), scalar column mode (V 1, C 16, S 16).
+                           GpuCase{"lib_sum", {{"x0", 4096}, {"x1", 4096}, {"dim", 0}}, {}},
+                           GpuCase{"lib_softmax", {{"x0", 16}, {"x1", 4096}, {"dim", 1}}, {}},
+                           BF16(GpuCase{"lib_rms_norm", {{"x0", 8}, {"x1", 1000}, {"x2", 40}, {"dim", 1}}, {}}),
+                           GpuCase{"lib_max", {{"x0", 2}, {"x1", 50}, {"x2", 300}, {"dim", 1}}, {}},
                            // 64 splits: the combine's running max (more than 32 iterations).
                            LargeScores(GpuCase{"gqa",
                                                {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 4096}},

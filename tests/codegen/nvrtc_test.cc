@@ -569,7 +569,8 @@ TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
 
 // A one-library-kernel fixture (split_fixtures.h) generated with or without programmatic
 // dependent launch: compiles for sm_80 and sm_90 without spills, and its audit has one kernel
-// named `function` with no shared memory (a library kernel's model has none) and no mismatch.
+// named `function` whose shared memory is the static buffer the generator declares
+// (LaunchConfig::reduction_bytes: a fibre kernel's combine buffer, 0 for concat) and no mismatch.
 void ExpectLibraryKernelCompilesAndAudits(const std::string& label, const fixtures::Fixture& fx,
                                           bool pdl, const std::string& function) {
   ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(fx.graph, {}));
@@ -583,8 +584,9 @@ void ExpectLibraryKernelCompilesAndAudits(const std::string& label, const fixtur
     std::cout << label << ": " << FormatAudit(audit);
     ASSERT_EQ(audit.size(), 1u);
     EXPECT_EQ(audit[0].function, function);
-    EXPECT_EQ(audit[0].model_smem_bytes, 0);
-    EXPECT_EQ(audit[0].generated_smem_bytes, 0);
+    EXPECT_EQ(audit[0].model_smem_bytes, code.launches[0].reduction_bytes);
+    EXPECT_EQ(audit[0].generated_smem_bytes, code.launches[0].reduction_bytes);
+    EXPECT_EQ(code.launches[0].dynamic_smem_bytes, 0);
     EXPECT_THAT(audit[0].mismatches, ::testing::IsEmpty()) << r.log;
   }
 }
@@ -622,8 +624,8 @@ TEST(NvrtcAuditTest, ConcatLibraryKernelsCompileAndAudit) {
 
 // Fibre-op library kernels (sum, max, mean, softmax, rms_norm over any dim; split_fixtures.h
 // MakeLibraryReduceFixture; library_gen.cc) compile for sm_80 and sm_90, with and without
-// programmatic dependent launch, and pass the resource audit without a mismatch: no shared
-// memory (a library kernel's model has none), no spills.
+// programmatic dependent launch, and pass the resource audit without a mismatch: the static
+// combine buffer of column mode as declared, no dynamic shared memory, no spills.
 TEST(NvrtcAuditTest, FibreLibraryKernelsCompileAndAudit) {
   if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
   struct Case {
@@ -644,6 +646,15 @@ TEST(NvrtcAuditTest, FibreLibraryKernelsCompileAndAudit) {
       {OpKind::kRmsNorm, {16, 4096}, 1, DType::kF16},           // rows
       {OpKind::kRmsNorm, {4, 512, 64}, 1, DType::kF32, true},   // a middle dim
       {OpKind::kMax, {100}, 0, DType::kF16},                    // rank 1
+      {OpKind::kSum, {64, 4096}, 0, DType::kF16},               // columns, short n
+      {OpKind::kSum, {4096, 4096}, 0, DType::kF16},             // columns, long n
+      {OpKind::kSoftmax, {16, 4096}, 1, DType::kF16, true},     // rows, 16-byte units
+      {OpKind::kRmsNorm, {8, 1000, 40}, 1, DType::kBF16},       // columns, 16-byte units
+      {OpKind::kMax, {2, 50, 300}, 1, DType::kF16},             // scalar columns
+      {OpKind::kMean, {7, 1, 3}, 1, DType::kF16},               // extent 1: S = 1, no smem
+      {OpKind::kSum, {4096, 2}, 0, DType::kF32},                // two fibres
+      {OpKind::kSum, {2147483647}, 0, DType::kF16},             // 2^31 - 1 elements
+      {OpKind::kSoftmax, {65536, 32767}, 0, DType::kBF16},      // 2^31 - 65536 elements
   };
   for (const Case& c : cases) {
     const std::string op(GetOpInfo(c.op).name);

@@ -225,7 +225,9 @@ struct LaunchConfig {
   std::vector<bool> written;
   // The generator's own accounting, for the resource audit (audit.h).
   int64_t stage_bytes = 0;       // one pipeline stage (padded tiles)
-  int64_t reduction_bytes = 0;   // after-loop cross-warp reduction buffer (aliases stages)
+  // After-loop cross-warp reduction buffer (block kernels: dynamic, aliases stages; a fibre
+  // library kernel: its static combine buffer, the launch's dynamic shared memory staying 0).
+  int64_t reduction_bytes = 0;
   int64_t accumulator_regs = 0;  // f32 accumulator registers per thread
 };
 
