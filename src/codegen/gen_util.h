@@ -1,6 +1,7 @@
 // Private helpers shared by the generator's templates (codegen.cc: GEMM + epilogue;
 // attention_gen.cc: split-KV attention; pointwise_gen.cc: elementwise + acc_sum, e.g. the
-// combine kernel of a split; library_gen.cc: library kernels). Not a public header.
+// combine kernel of a split; library_gen.cc, library_ops_gen.cc: library kernels). Not a
+// public header.
 #ifndef PRISM_SRC_CODEGEN_GEN_UTIL_H_
 #define PRISM_SRC_CODEGEN_GEN_UTIL_H_
 
@@ -195,14 +196,37 @@ absl::StatusOr<LaunchConfig> GeneratePointwiseKernel(const BlockProgram& p, int 
 // source: concat is generated as one copy kernel (docs/codegen.md, "Library kernels: concat");
 // sum, max, mean, softmax and rms_norm over any dim (negative: counted from the end) as one
 // kernel of one thread per fibre that folds it in increasing index order in f32, matching the
-// interpreter's device mode (docs/codegen.md, "Library kernels: reductions and norms"); any other
-// op → Unimplemented("codegen: kernel K: library kernels (OP) are not supported yet"). Errors
+// interpreter's device mode (docs/codegen.md, "Library kernels: reductions and norms"); unary
+// and binary ops by GenerateLibraryElementwise, matmul by GenerateLibraryMatmul (below). Errors
 // name the kernel: InvalidArgument for a malformed kernel (operands, dim, eps, dtypes or shapes
 // that docs/ir_semantics.md §2 rejects, the result among the operands), Unimplemented for a
 // dtype other than f16, bf16 and f32, ResourceExhausted for a concat result or fibre-op operand
 // of more than 2^31 − 1 elements (32-bit indices). Of the options only name_suffix and
 // programmatic_dependent_launch apply; the others are ignored.
 absl::StatusOr<LaunchConfig> GenerateLibraryKernel(const BlockProgram& p, int kernel,
+                                                   const CodegenOptions& options,
+                                                   std::string& source);
+
+// Library kernels of the elementwise ops (library_ops_gen.cc; docs/codegen.md, "Library kernels:
+// matmul and elementwise ops"), with GenerateLibraryKernel's contract: a unary op (scale
+// included: `scalar`) or add / sub / mul / div with numpy broadcasting (operands of any rank up
+// to the result's) as one kernel of one result element per thread and grid-stride step, each
+// operand read through its broadcast view, one f32 operation (§3.2) rounded once to the result
+// dtype; arguments: each distinct operand tensor once in operand order, then the result.
+// ResourceExhausted for a result of more than 2^31 − 1 elements. Messages name the kernel and
+// op: "codegen: kernel k0: add: X [3, 4] and W [4, 3] do not broadcast".
+absl::StatusOr<LaunchConfig> GenerateLibraryElementwise(const BlockProgram& p, int kernel,
+                                                        const CodegenOptions& options,
+                                                        std::string& source);
+
+// A matmul library kernel a[…A, M, K] × b[…B, K, N] → [broadcast(A, B), M, N] (any ranks ≥ 2,
+// batch dims broadcast) as one tiled kernel (library_ops_gen.cc): 64 × 64 output tiles of 256
+// threads along (x: N, y: M), batches along z, each a grid-stride loop (grid ≤ 65535 per axis);
+// k in steps of 16 staged in static shared memory as f32, every output folded as fmaf in
+// increasing k from +0 (§3.3: the interpreter's device mode bit for bit), rounded once; no
+// dynamic shared memory. ResourceExhausted for an operand or result of more than 2^31 − 1
+// elements; otherwise GenerateLibraryKernel's contract.
+absl::StatusOr<LaunchConfig> GenerateLibraryMatmul(const BlockProgram& p, int kernel,
                                                    const CodegenOptions& options,
                                                    std::string& source);
 

@@ -1,6 +1,6 @@
 // Library kernels (gen_util.h GenerateLibraryKernel): a kernel that runs one Program op on
 // whole tensors (block_graph.h LibraryKernel). concat and the fibre ops sum, max, mean, softmax
-// and rms_norm are generated; any other op is Unimplemented.
+// and rms_norm are generated here; unary, binary and matmul ops in library_ops_gen.cc.
 //
 // concat(x_0, …, x_{p-1}, dim) is pure data movement. With outer = the product of the dims
 // before `dim` and inner_i = the product of x_i's dims from `dim` on, operand i is a row-major
@@ -650,6 +650,11 @@ absl::StatusOr<LaunchConfig> GenerateLibraryKernel(const BlockProgram& p, int ke
   const ConcreteKernel& k = p.kernels[kernel];
   const LibraryKernel& lk = k.library();
   if (IsFibreOp(lk.op)) return GenerateFibreOp(p, k.name, lk, options, source);
+  const OpCategory category = GetOpInfo(lk.op).category;
+  if (category == OpCategory::kUnary || category == OpCategory::kBinary) {
+    return GenerateLibraryElementwise(p, kernel, options, source);
+  }
+  if (lk.op == OpKind::kMatMul) return GenerateLibraryMatmul(p, kernel, options, source);
   if (lk.op != OpKind::kConcat) {
     return absl::UnimplementedError(absl::StrCat("codegen: kernel ", k.name,
                                                  ": library kernels (", GetOpInfo(lk.op).name,

@@ -51,7 +51,14 @@
 // loads coalesced across inner, uncoalesced when `dim` is the last (inner = 1); 256 threads,
 // ⌈outer · inner / 256⌉ blocks, no shared memory; f16, bf16 and f32; arguments: the operand,
 // then the result. An operand over 2^31 − 1 elements → ResourceExhausted.
-// Anything else (library kernels of other ops (unary, binary, matmul), other loop-invariant inputs outside attention,
+// And one per unary / binary (numpy broadcasting) library kernel (library_ops_gen.cc): one result
+// element per thread, 256 threads, grid-stride over ≤ 528 blocks, each operand read through its
+// broadcast view, one f32 operation rounded once; and one per matmul library kernel (any ranks
+// ≥ 2, batch dims broadcast): 64 × 64 output tiles of 256 threads over a grid (N tiles, M tiles,
+// batches) capped at 65535 per axis with grid-stride loops, k in steps of 16 through static
+// shared memory, fmaf in increasing k from +0 (the interpreter's device mode exactly). Both
+// refuse tensors over 2^31 − 1 elements (ResourceExhausted).
+// Anything else (other loop-invariant inputs outside attention,
 // reductions, other rms, online accumulators, other after-loop matmuls, ...) →
 // Unimplemented naming the kernel, op and what is missing; never wrong code. Output is
 // deterministic: the same program and options give byte-identical strings.

@@ -1,0 +1,567 @@
+// Library kernels of elementwise ops and matmul (gen_util.h GenerateLibraryElementwise,
+// GenerateLibraryMatmul; dispatched from GenerateLibraryKernel in library_gen.cc): one Program
+// op on whole tensors of any valid shape, for the shapes the block-graph templates refuse.
+// docs/codegen.md, "Library kernels: matmul and elementwise ops".
+//
+// Broadcast views. An elementwise result (or a matmul's batch) is indexed row-major by e; each
+// operand is read through numpy broadcasting (docs/ir_semantics.md §1: aligned at the trailing
+// dims, a dim of extent 1 read at index 0). An operand whose aligned shape is the result's is
+// read at e itself, one of one element at 0. For the others the result's dims of extent > 1 are
+// grouped into runs of consecutive dims along which every such operand is either full or
+// broadcast alike; a run is one dim of extent the product of its dims (row-major merging), e is
+// decomposed over the runs (compile-time extents: `%` and `/` by constants) and an operand's
+// index is the sum over the runs it spans of run index × its stride. [2, 5] ⊕ [5] reads the
+// first operand at e and the second at e % 5; [4, 1, 3] ⊕ [2, 1] decomposes e over [4, 2, 3].
+//
+// Elementwise (unary ops including scale; add, sub, mul, div): one result element per thread
+// and grid-stride step; each operand element converted to f32, one f32 expression (§3.2:
+// UnaryExpr's, except relu, written here with §2's NaN rule, and scale by an f32 constant that
+// overflowed to inf), rounded once to the result dtype. The same tensor twice (mul(X, X)) is one
+// parameter and one load. Launch: kThreads threads, ⌈elements / kThreads⌉ blocks capped at
+// kMaxBlocks (one wave of 4 blocks on each of the H100's / H200's 132 SMs); no shared memory.
+//
+// Matmul a[…A, M, K] × b[…B, K, N] → [broadcast(A, B), M, N]: a block of kThreads threads
+// computes a kTile × kTile output tile of one batch. Each step stages a kTile × kTileK tile of a
+// (k-major, padded to kTile + 1 columns: the k-fastest stores fall in distinct banks) and a
+// kTileK × kTile tile of b in static shared memory as f32 (zero outside the operands), then
+// thread (ty, tx) = (tid / 16, tid % 16) folds its 4 × 4 outputs (rows ty + 16i, columns
+// tx + 16j: a warp's stores are 16-element runs) with acc = fmaf(a, b, acc) over the step's k in
+// increasing order; the last step's loop runs only over the K % kTileK valid k. So every output
+// is acc = +0; acc = fmaf(a[m, k], b[k, n], acc) for k = 0 … K−1 exactly, §3.3's device order,
+// equal to the interpreter bit for bit (f16 / bf16 products are exact in f32, where the
+// interpreter's separate multiply and add equals the fma), rounded once at the store.
+// Why 64 × 64 (not 32 × 32): 16 accumulators per thread reuse each shared value 4 times (8
+// shared loads per 16 fmaf instead of 4 per 4), and every element of a and b is read from global
+// memory ⌈N / 64⌉ resp. ⌈M / 64⌉ times instead of twice that; 8,256 B of static shared memory and
+// about 40 registers keep 256-thread blocks at full occupancy. Tiles along N and M are blockIdx.x
+// and blockIdx.y, batches blockIdx.z, each a grid-stride loop over a grid capped at kMaxGridDim
+// per axis (so no shape exceeds a grid limit). No fast GEMM (no tensor cores, no pipelining): a
+// correct fallback.
+//
+// 32-bit indices (unsigned): every operand and the result have at most 2^31 − 1 elements, else
+// ResourceExhausted. Elementwise: e < 2^31 and e + gridDim.x · kThreads < 2^31 + 528 · 256 <
+// 2^32; an operand index is at most its element count. Matmul: a load's index is formed only
+// inside its bounds check (m < M, k < K: batch_a · M·K + m·K + k < |a| ≤ 2^31 − 1, likewise b),
+// a store's only for m < M, n < N (z · M·N + m·N + n < |result|); tile origins are below
+// M + 64 resp. N + 64, k0 below K + 16, and the grid-stride counters below their bound plus
+// 65535: all below 2^32.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gen_util.h"
+#include "prism/base/status.h"
+#include "prism/ir/program.h"
+
+namespace prism::codegen::internal {
+namespace {
+// Apart from library_gen.cc's helpers: both files are one translation unit in unity builds.
+namespace library_ops {
+
+constexpr int64_t kThreads = 256;
+constexpr int64_t kMaxBlocks = 132 * 4;
+constexpr int64_t kTile = 64;            // matmul output tile: kTile × kTile
+constexpr int64_t kTileK = 16;           // k per shared-memory step
+constexpr int64_t kPer = kTile / 16;     // outputs per thread along m and along n (4)
+constexpr int64_t kMaxGridDim = 65535;   // gridDim.y and gridDim.z limit (x capped alike)
+constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+
+std::string ShapeText(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
+
+int64_t Elements(const Shape& s) {  // saturating at kMaxElements + 1 (every dim ≥ 1)
+  int64_t n = 1;
+  for (int64_t d : s) n = n > kMaxElements / d ? kMaxElements + 1 : n * d;
+  return n;
+}
+
+// §1 broadcasting of two shapes, or nullopt when an aligned pair differs and neither is 1.
+std::optional<Shape> Broadcast(const Shape& a, const Shape& b) {
+  const size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[i] = std::max(x, y);
+  }
+  return out;
+}
+
+// `s` padded on the left with 1s to rank r (≥ its rank).
+Shape Aligned(const Shape& s, size_t r) {
+  Shape out(r - s.size(), 1);
+  out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
+// A library kernel's launch: its function name (prism_<program>_<kernel><suffix>), the grid,
+// kThreads threads, no dynamic shared memory, PDL as the options say (as library_gen.cc's
+// LibraryLaunch).
+LaunchConfig Launch(const BlockProgram& p, const std::string& kname, const CodegenOptions& options,
+                    const std::array<int64_t, 3>& grid) {
+  LaunchConfig launch;
+  launch.kernel = kname;
+  launch.function = absl::StrCat("prism_", Ident(p.name), "_", Ident(kname), options.name_suffix);
+  launch.grid = grid;
+  launch.threads = kThreads;
+  launch.programmatic = options.programmatic_dependent_launch;
+  return launch;
+}
+
+// Parameters: each distinct operand tensor once in operand order (const), then the result.
+std::string Params(const BlockProgram& p, const LibraryKernel& lk, const std::string& elem,
+                   LaunchConfig& launch) {
+  std::vector<std::string> params;
+  for (int t : lk.operands) {
+    if (std::find(launch.args.begin(), launch.args.end(), t) != launch.args.end()) continue;
+    launch.args.push_back(t);
+    launch.written.push_back(false);
+    params.push_back(absl::StrCat("const ", elem, "* __restrict__ ", ParamName(p, t)));
+  }
+  launch.args.push_back(lk.result);
+  launch.written.push_back(true);
+  params.push_back(absl::StrCat(elem, "* __restrict__ ", ParamName(p, lk.result)));
+  return absl::StrJoin(params, ", ");
+}
+
+// The checks both generators share: operand count, indices, the result not an operand, ranks
+// of at least `min_rank`, no empty dim, one dtype; then the dtype's device spelling in `elem`.
+// InvalidArgument / Unimplemented as gen_util.h says.
+absl::Status CheckOperands(const BlockProgram& p, const std::string& kname,
+                           const LibraryKernel& lk, size_t arity, size_t min_rank,
+                           std::string& elem) {
+  const std::string op_name(GetOpInfo(lk.op).name);
+  auto malformed = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("codegen: kernel ", kname, ": ", op_name, ": ", what));
+  };
+  const int nt = static_cast<int>(p.tensors.size());
+  if (lk.operands.size() != arity) {
+    return malformed(absl::StrCat("takes ", arity, arity == 1 ? " operand" : " operands",
+                                  ", found ", lk.operands.size()));
+  }
+  for (int t : lk.operands) {
+    if (t < 0 || t >= nt) return malformed(absl::StrCat("operand index ", t, " is out of range"));
+  }
+  if (lk.result < 0 || lk.result >= nt) {
+    return malformed(absl::StrCat("result index ", lk.result, " is out of range"));
+  }
+  for (int t : lk.operands) {
+    if (t == lk.result) {
+      return malformed(absl::StrCat("the result ", p.tensors[t].name, " is also ",
+                                    arity == 1 ? "the operand" : "an operand"));
+    }
+  }
+  const ConcreteTensor& first = p.tensors[lk.operands[0]];
+  for (int t : lk.operands) {
+    const ConcreteTensor& x = p.tensors[t];
+    if (x.shape.size() < min_rank) {
+      return malformed(absl::StrCat(x.name, " ", ShapeText(x.shape), " has rank ", x.shape.size(),
+                                    min_rank > 1 ? absl::StrCat(" (at least ", min_rank, ")")
+                                                 : std::string()));
+    }
+    for (int64_t d : x.shape) {
+      if (d < 1) return malformed(absl::StrCat(x.name, " ", ShapeText(x.shape), " has an empty dim"));
+    }
+    if (x.dtype != first.dtype) {
+      return malformed(absl::StrCat(x.name, " is ", DTypeName(x.dtype), " but ", first.name,
+                                    " is ", DTypeName(first.dtype)));
+    }
+  }
+  absl::StatusOr<std::string> e = DeviceElemType(first);
+  if (!e.ok()) {
+    return absl::UnimplementedError(
+        absl::StrCat("codegen: kernel ", kname, ": ", e.status().message()));
+  }
+  elem = *e;
+  return absl::OkStatus();
+}
+
+// The result's dtype and shape against what §2 gives (`want`): InvalidArgument "the result Y is
+// f16 [4, 5], expected f16 [4, 6]".
+absl::Status CheckResult(const BlockProgram& p, const std::string& kname, const LibraryKernel& lk,
+                         const Shape& want) {
+  const ConcreteTensor& out = p.tensors[lk.result];
+  const DType dtype = p.tensors[lk.operands[0]].dtype;
+  if (out.dtype == dtype && out.shape == want) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "codegen: kernel ", kname, ": ", GetOpInfo(lk.op).name, ": the result ", out.name, " is ",
+      DTypeName(out.dtype), " ", ShapeText(out.shape), ", expected ", DTypeName(dtype), " ",
+      ShapeText(want)));
+}
+
+// ResourceExhausted when `t` has more than kMaxElements elements (as library_gen.cc's
+// CheckIndexable).
+absl::Status CheckIndexable(const std::string& kname, absl::string_view what,
+                            const ConcreteTensor& t) {
+  if (Elements(t.shape) <= kMaxElements) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat("codegen: kernel ", kname, ": ", what, " ",
+                                                   t.name, " ", ShapeText(t.shape),
+                                                   " has more than ", kMaxElements,
+                                                   " elements (the kernel indexes with 32 bits)"));
+}
+
+// The broadcast view (file comment) of `shape` (the result, or a matmul's batch dims) read by
+// operands of shapes `operands` (each of rank ≤ the shape's).
+struct BroadcastView {
+  // The runs: extents, outer to inner; full[o][j]: operand o spans run j.
+  std::vector<int64_t> runs;
+  std::vector<std::vector<bool>> full;
+  std::vector<int> kind;  // per operand: 0 read at the index itself, 1 at 0, 2 through the runs
+};
+
+BroadcastView MakeView(const Shape& shape, const std::vector<Shape>& operands) {
+  BroadcastView v;
+  const size_t r = shape.size();
+  std::vector<Shape> aligned;
+  for (const Shape& s : operands) {
+    aligned.push_back(Aligned(s, r));
+    v.kind.push_back(aligned.back() == shape ? 0 : Elements(s) == 1 ? 1 : 2);
+  }
+  v.full.resize(operands.size());
+  std::vector<bool> last;
+  for (size_t d = 0; d < r; ++d) {
+    if (shape[d] == 1) continue;
+    std::vector<bool> pattern;
+    for (size_t o = 0; o < operands.size(); ++o) {
+      if (v.kind[o] == 2) pattern.push_back(aligned[o][d] != 1);
+    }
+    if (!v.runs.empty() && pattern == last) {  // the same run
+      v.runs.back() *= shape[d];
+      continue;
+    }
+    v.runs.push_back(shape[d]);
+    size_t i = 0;  // into pattern (kind-2 operands only)
+    for (size_t o = 0; o < operands.size(); ++o) {
+      v.full[o].push_back(v.kind[o] == 2 ? bool(pattern[i++]) : false);
+    }
+    last = pattern;
+  }
+  return v;
+}
+
+bool NeedsRuns(const BroadcastView& v) {
+  return std::find(v.kind.begin(), v.kind.end(), 2) != v.kind.end();
+}
+
+// The code that decomposes index `e` over the runs into p0, p1, … (outer to inner), `indent`
+// before each line; empty when no operand reads through the runs.
+std::string Decompose(const BroadcastView& v, const std::string& e, const std::string& indent) {
+  if (!NeedsRuns(v)) return "";
+  const size_t n = v.runs.size();
+  if (n == 1) return absl::StrCat(indent, "const unsigned p0 = ", e, ";\n");
+  std::string s = absl::StrCat(indent, "unsigned r = ", e, ";\n");
+  for (size_t j = n - 1; j >= 1; --j) {
+    if (j == 1) {
+      absl::StrAppend(&s, indent, "const unsigned p1 = r % ", v.runs[1], "u, p0 = r / ",
+                      v.runs[1], "u;\n");
+    } else {
+      absl::StrAppend(&s, indent, "const unsigned p", j, " = r % ", v.runs[j], "u;\n", indent,
+                      "r /= ", v.runs[j], "u;\n");
+    }
+  }
+  return s;
+}
+
+// Operand o's index: `e` (kind 0), "0" (kind 1), else Σ over its runs of p_j · stride_j.
+std::string OperandIndex(const BroadcastView& v, size_t o, const std::string& e) {
+  if (v.kind[o] == 0) return e;
+  if (v.kind[o] == 1) return "0";
+  std::vector<std::string> terms;
+  int64_t stride = 1;
+  for (size_t j = v.runs.size(); j-- > 0;) {
+    if (!v.full[o][j]) continue;
+    terms.push_back(stride == 1 ? absl::StrCat("p", j) : absl::StrCat("p", j, " * ", stride, "u"));
+    stride *= v.runs[j];
+  }
+  std::reverse(terms.begin(), terms.end());
+  return absl::StrJoin(terms, " + ");
+}
+
+// "as [4, 2, 3]: A [4, 1, 3] at p0 * 3u + p2, B at e": the view for the kernel's comment.
+std::string ViewSummary(const BroadcastView& v, const std::vector<std::string>& names,
+                        const std::string& e) {
+  std::vector<std::string> parts;
+  for (size_t o = 0; o < names.size(); ++o) {
+    parts.push_back(absl::StrCat(names[o], " at ", OperandIndex(v, o, e)));
+  }
+  std::string runs = NeedsRuns(v) ? absl::StrCat("runs ", ShapeText(v.runs), ", ") : "";
+  return absl::StrCat(runs, absl::StrJoin(parts, ", "));
+}
+
+std::string ToF32Of(DType dtype, const std::string& load) {
+  const Half16* h = Half16Of(dtype);
+  return h != nullptr ? absl::StrCat("prism_dev::", h->to_f32, "(", load, ")") : load;
+}
+std::string FromF32Of(DType dtype, const std::string& v) {
+  const Half16* h = Half16Of(dtype);
+  return h != nullptr ? absl::StrCat("prism_dev::", h->from_f32, "(", v, ")") : v;
+}
+
+// The f32 expression of unary op `lk` on f32 value `x` (§2, §3.2).
+std::string UnaryOf(const LibraryKernel& lk, const std::string& x) {
+  if (lk.op == OpKind::kRelu) {  // x if x > 0, NaN kept, else +0 (relu(−0) = +0)
+    return absl::StrCat("(", x, " > 0.0f || ", x, " != ", x, ") ? ", x, " : 0.0f");
+  }
+  if (lk.op == OpKind::kScale && std::isinf(static_cast<float>(lk.scalar))) {  // f32(c) = ±inf
+    return absl::StrCat(lk.scalar < 0 ? "-" : "", "__int_as_float(0x7f800000) * ", x);
+  }
+  ConcreteBlockOp op;
+  op.kind = BlockOpKind::kUnary;
+  op.fn = lk.op;
+  op.scalar = lk.scalar;
+  return UnaryExpr(op, x);
+}
+
+absl::StatusOr<LaunchConfig> Elementwise(const BlockProgram& p, const std::string& kname,
+                                         const LibraryKernel& lk, const CodegenOptions& options,
+                                         std::string& source) {
+  const OpInfo& info = GetOpInfo(lk.op);
+  const bool binary = info.category == OpCategory::kBinary;
+  std::string elem;
+  PRISM_RETURN_IF_ERROR(CheckOperands(p, kname, lk, binary ? 2 : 1, 1, elem));
+  const std::string op_name(info.name);
+  const ConcreteTensor& a = p.tensors[lk.operands[0]];
+  const ConcreteTensor& out = p.tensors[lk.result];
+  Shape want = a.shape;
+  if (binary) {
+    const ConcreteTensor& b = p.tensors[lk.operands[1]];
+    std::optional<Shape> s = Broadcast(a.shape, b.shape);
+    if (!s) {
+      return absl::InvalidArgumentError(absl::StrCat("codegen: kernel ", kname, ": ", op_name,
+                                                     ": ", a.name, " ", ShapeText(a.shape),
+                                                     " and ", b.name, " ", ShapeText(b.shape),
+                                                     " do not broadcast"));
+    }
+    want = *s;
+  }
+  PRISM_RETURN_IF_ERROR(CheckResult(p, kname, lk, want));
+  if (lk.op == OpKind::kScale && !std::isfinite(lk.scalar)) {
+    return absl::InvalidArgumentError(absl::StrCat("codegen: kernel ", kname, ": scale: c ",
+                                                   lk.scalar, " is not finite"));
+  }
+  // Operands have at most the result's elements (broadcasting only widens).
+  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, absl::StrCat(op_name, " result"), out));
+
+  const int64_t elements = Elements(out.shape);
+  const int64_t blocks =
+      std::clamp<int64_t>((elements + kThreads - 1) / kThreads, 1, kMaxBlocks);
+  LaunchConfig launch = Launch(p, kname, options, {blocks, 1, 1});
+  const std::string params = Params(p, lk, elem, launch);
+
+  // The same tensor twice is read once (same tensor, same shape, same index).
+  const bool same = binary && lk.operands[1] == lk.operands[0];
+  std::vector<Shape> shapes;
+  std::vector<std::string> names;
+  for (size_t o = 0; o < (same ? 1 : lk.operands.size()); ++o) {
+    shapes.push_back(p.tensors[lk.operands[o]].shape);
+    names.push_back(p.tensors[lk.operands[o]].name);
+  }
+  const BroadcastView v = MakeView(out.shape, shapes);
+
+  std::vector<std::string> operand_text;
+  for (int t : lk.operands) {
+    operand_text.push_back(absl::StrCat(p.tensors[t].name, " ", DTypeName(p.tensors[t].dtype), " ",
+                                        ShapeText(p.tensors[t].shape)));
+  }
+  std::string s;
+  absl::StrAppend(&s, "// kernel ", kname, ": library kernel ", op_name, "(",
+                  absl::StrJoin(operand_text, ", "));
+  if (lk.op == OpKind::kScale) absl::StrAppend(&s, ", c ", FloatLit(lk.scalar));
+  absl::StrAppend(&s, ") -> ", out.name, " ", DTypeName(out.dtype), " ", ShapeText(out.shape),
+                  "; ", elements, " element(s) e, ", ViewSummary(v, names, "e"),
+                  "; one per thread and step; grid ", blocks, ", ", kThreads,
+                  " threads, grid-stride\n");
+  absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", kThreads, ") ",
+                  launch.function, "(", params, ") {\n");
+  absl::StrAppend(&s, KernelPrologue(options));
+  absl::StrAppend(&s, "  constexpr unsigned kElements = ", elements, "u;\n");
+  absl::StrAppend(&s, "  for (unsigned e = blockIdx.x * ", kThreads,
+                  "u + threadIdx.x; e < kElements; e += gridDim.x * ", kThreads, "u) {\n");
+  absl::StrAppend(&s, Decompose(v, "e", "    "));
+  const char* const vars[] = {"a", "b"};
+  for (size_t o = 0; o < names.size(); ++o) {
+    absl::StrAppend(&s, "    const float ", vars[o], " = ",
+                    ToF32Of(a.dtype, absl::StrCat(ParamName(p, lk.operands[o]), "[",
+                                                  OperandIndex(v, o, "e"), "]")),
+                    ";\n");
+  }
+  std::string value;
+  if (binary) {
+    const char* sym = lk.op == OpKind::kAdd   ? " + "
+                      : lk.op == OpKind::kSub ? " - "
+                      : lk.op == OpKind::kMul ? " * "
+                                              : " / ";
+    value = absl::StrCat("a", sym, same ? "a" : "b");
+  } else {
+    value = UnaryOf(lk, "a");
+  }
+  absl::StrAppend(&s, "    ", ParamName(p, lk.result), "[e] = ", FromF32Of(out.dtype, value),
+                  ";\n  }\n}\n");
+  source += s;
+  return launch;
+}
+
+absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kname,
+                                    const LibraryKernel& lk, const CodegenOptions& options,
+                                    std::string& source) {
+  std::string elem;
+  PRISM_RETURN_IF_ERROR(CheckOperands(p, kname, lk, 2, 2, elem));
+  const ConcreteTensor& a = p.tensors[lk.operands[0]];
+  const ConcreteTensor& b = p.tensors[lk.operands[1]];
+  const ConcreteTensor& out = p.tensors[lk.result];
+  auto malformed = [&kname](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("codegen: kernel ", kname, ": matmul: ", what));
+  };
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  const int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
+  if (b.shape[rb - 2] != k) {
+    return malformed(absl::StrCat(a.name, " ", ShapeText(a.shape), " and ", b.name, " ",
+                                  ShapeText(b.shape), " differ in K (", k, " and ",
+                                  b.shape[rb - 2], ")"));
+  }
+  const Shape batch_a(a.shape.begin(), a.shape.end() - 2);
+  const Shape batch_b(b.shape.begin(), b.shape.end() - 2);
+  std::optional<Shape> batch = Broadcast(batch_a, batch_b);
+  if (!batch) {
+    return malformed(absl::StrCat("the batch dims of ", a.name, " ", ShapeText(a.shape), " and ",
+                                  b.name, " ", ShapeText(b.shape), " do not broadcast"));
+  }
+  Shape want = *batch;
+  want.push_back(m);
+  want.push_back(n);
+  PRISM_RETURN_IF_ERROR(CheckResult(p, kname, lk, want));
+  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, "matmul operand", a));
+  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, "matmul operand", b));
+  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, "matmul result", out));
+
+  const int64_t batches = Elements(*batch);
+  const int64_t tiles_m = (m + kTile - 1) / kTile, tiles_n = (n + kTile - 1) / kTile;
+  const std::array<int64_t, 3> grid = {std::min(tiles_n, kMaxGridDim),
+                                       std::min(tiles_m, kMaxGridDim),
+                                       std::min(batches, kMaxGridDim)};
+  LaunchConfig launch = Launch(p, kname, options, grid);
+  const std::string params = Params(p, lk, elem, launch);
+  const std::string ap = ParamName(p, lk.operands[0]), bp = ParamName(p, lk.operands[1]);
+  const std::string yp = ParamName(p, lk.result);
+  const BroadcastView v = MakeView(*batch, {batch_a, batch_b});
+  const int64_t full_steps = k / kTileK, tail = k % kTileK;
+  const int64_t smem = (kTileK * (kTile + 1) + kTileK * kTile) * 4;
+
+  std::string s;
+  absl::StrAppend(&s, "// kernel ", kname, ": library kernel matmul(", a.name, " ",
+                  DTypeName(a.dtype), " ", ShapeText(a.shape), ", ", b.name, " ",
+                  DTypeName(b.dtype), " ", ShapeText(b.shape), ") -> ", out.name, " ",
+                  DTypeName(out.dtype), " ", ShapeText(out.shape), "; ", batches,
+                  " batch(es) z of [", m, ", ", k, "] x [", k, ", ", n, "]",
+                  batches == 1 ? std::string()
+                               : absl::StrCat(", ", ViewSummary(v, {a.name, b.name}, "z")),
+                  "; ", kTile, "x", kTile, " tiles (",
+                  tiles_m, " x ", tiles_n, "), k in ", full_steps, " step(s) of ", kTileK,
+                  tail > 0 ? absl::StrCat(" + ", tail) : std::string(),
+                  ", fmaf in increasing k; grid (", grid[0], ", ", grid[1], ", ", grid[2],
+                  "), ", kThreads, " threads, grid-stride, ", kPer * kPer,
+                  " outputs per thread, ", smem, " B static shared memory\n");
+  absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", kThreads, ") ",
+                  launch.function, "(", params, ") {\n");
+  absl::StrAppend(&s, KernelPrologue(options));
+  absl::StrAppend(&s, "  constexpr unsigned kM = ", m, "u, kN = ", n, "u, kK = ", k,
+                  "u, kTilesM = ", tiles_m, "u, kTilesN = ", tiles_n, "u, kBatches = ", batches,
+                  "u;\n");
+  absl::StrAppend(&s, "  __shared__ float sa[", kTileK, "][", kTile + 1, "];  // a's tile, sa[k][m]\n",
+                  "  __shared__ float sb[", kTileK, "][", kTile, "];  // b's tile, sb[k][n]\n");
+  absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, tx = tid % 16u, ty = tid / 16u;\n");
+  absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
+  absl::StrAppend(&s, Decompose(v, "z", "    "));
+  auto base = [&](size_t o, const std::string& size) {
+    const std::string i = OperandIndex(v, o, "z");
+    if (i == "0" || batches == 1) return std::string();
+    return absl::StrCat(" + ", i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"),
+                        " * (", size, ")");
+  };
+  absl::StrAppend(&s, "    const ", elem, "* __restrict__ a = ", ap, base(0, "kM * kK"), ";\n");
+  absl::StrAppend(&s, "    const ", elem, "* __restrict__ b = ", bp, base(1, "kK * kN"), ";\n");
+  absl::StrAppend(&s, "    ", elem, "* __restrict__ y = ", yp,
+                  batches == 1 ? std::string() : " + z * (kM * kN)", ";\n");
+  absl::StrAppend(&s, "    for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {\n");
+  absl::StrAppend(&s, "      for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {\n");
+  absl::StrAppend(&s, "        const unsigned m0 = tm * ", kTile, "u, n0 = tn * ", kTile, "u;\n");
+  absl::StrAppend(&s, "        float acc[", kPer, "][", kPer, "];\n#pragma unroll\n",
+                  "        for (int i = 0; i < ", kPer, "; ++i) {\n#pragma unroll\n",
+                  "          for (int j = 0; j < ", kPer, "; ++j) acc[i][j] = 0.0f;\n",
+                  "        }\n");
+  absl::StrAppend(&s, "        for (unsigned k0 = 0; k0 < kK; k0 += ", kTileK, "u) {\n");
+  absl::StrAppend(&s, "          __syncthreads();  // every thread is done with the last step's tiles\n");
+  absl::StrAppend(&s, "#pragma unroll\n          for (unsigned l = 0; l < ",
+                  kTile * kTileK / kThreads, "u; ++l) {\n",
+                  "            const unsigned i = tid + l * ", kThreads, "u;\n",
+                  "            const unsigned am = m0 + i / ", kTileK, "u, ak = k0 + i % ", kTileK,
+                  "u;\n",
+                  "            sa[i % ", kTileK, "u][i / ", kTileK, "u] = am < kM && ak < kK ? ",
+                  ToF32Of(a.dtype, "a[am * kK + ak]"), " : 0.0f;\n",
+                  "            const unsigned bk = k0 + i / ", kTile, "u, bn = n0 + i % ", kTile,
+                  "u;\n",
+                  "            sb[i / ", kTile, "u][i % ", kTile, "u] = bk < kK && bn < kN ? ",
+                  ToF32Of(b.dtype, "b[bk * kN + bn]"), " : 0.0f;\n",
+                  "          }\n          __syncthreads();\n");
+  auto fold = [&](int64_t count, const std::string& indent) {
+    std::string f;
+    absl::StrAppend(&f, "#pragma unroll\n", indent, "for (int kk = 0; kk < ", count,
+                    "; ++kk) {  // increasing k\n");
+    absl::StrAppend(&f, indent, "  float av[", kPer, "], bv[", kPer, "];\n#pragma unroll\n",
+                    indent, "  for (int i = 0; i < ", kPer, "; ++i) av[i] = sa[kk][ty + 16 * i];\n",
+                    "#pragma unroll\n", indent, "  for (int j = 0; j < ", kPer,
+                    "; ++j) bv[j] = sb[kk][tx + 16 * j];\n#pragma unroll\n", indent,
+                    "  for (int i = 0; i < ", kPer, "; ++i) {\n#pragma unroll\n", indent,
+                    "    for (int j = 0; j < ", kPer,
+                    "; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);\n", indent, "  }\n",
+                    indent, "}\n");
+    return f;
+  };
+  if (tail == 0) {
+    absl::StrAppend(&s, fold(kTileK, "          "));
+  } else if (full_steps == 0) {
+    absl::StrAppend(&s, fold(tail, "          "));
+  } else {
+    absl::StrAppend(&s, "          if (k0 + ", kTileK, "u <= kK) {\n", fold(kTileK, "            "),
+                    "          } else {  // the last ", tail, " k\n", fold(tail, "            "),
+                    "          }\n");
+  }
+  absl::StrAppend(&s, "        }\n");
+  absl::StrAppend(&s, "#pragma unroll\n        for (int i = 0; i < ", kPer, "; ++i) {\n",
+                  "          const unsigned m = m0 + ty + 16 * i;\n",
+                  "          if (m >= kM) break;\n#pragma unroll\n",
+                  "          for (int j = 0; j < ", kPer, "; ++j) {\n",
+                  "            const unsigned n = n0 + tx + 16 * j;\n",
+                  "            if (n < kN) y[m * kN + n] = ", FromF32Of(out.dtype, "acc[i][j]"),
+                  ";\n          }\n        }\n");
+  absl::StrAppend(&s, "      }\n    }\n  }\n}\n");
+  source += s;
+  return launch;
+}
+
+}  // namespace library_ops
+}  // namespace
+
+absl::StatusOr<LaunchConfig> GenerateLibraryElementwise(const BlockProgram& p, int kernel,
+                                                        const CodegenOptions& options,
+                                                        std::string& source) {
+  const ConcreteKernel& k = p.kernels[kernel];
+  return library_ops::Elementwise(p, k.name, k.library(), options, source);
+}
+
+absl::StatusOr<LaunchConfig> GenerateLibraryMatmul(const BlockProgram& p, int kernel,
+                                                   const CodegenOptions& options,
+                                                   std::string& source) {
+  const ConcreteKernel& k = p.kernels[kernel];
+  return library_ops::Matmul(p, k.name, k.library(), options, source);
+}
+
+}  // namespace prism::codegen::internal
