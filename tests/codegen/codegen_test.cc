@@ -2870,51 +2870,6 @@ TEST(CodegenTest, ConcatRefusals) {
                                      "bits)")));
 }
 
-// Library kernels of every other op (unary, binary, matmul) stay Unimplemented, by exact
-// message, also after a concat kernel that generates.
-TEST(CodegenTest, OtherLibraryKernelsAreUnimplemented) {
-  struct OpCase {
-    OpKind op;
-    Shape result;
-    const char* name;
-  };
-  // (sum, max, mean, softmax and rms_norm generate: FibreLibraryKernel.)
-  const OpCase cases[] = {
-      {OpKind::kExp, {8, 16}, "exp"},
-      {OpKind::kAdd, {8, 16}, "add"},
-      {OpKind::kMatMul, {8, 8}, "matmul"},
-  };
-  for (const OpCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    for (bool after_concat : {false, true}) {
-      SCOPED_TRACE(after_concat ? "after a concat kernel" : "alone");
-      SGraph g("lib");
-      const int x = g.AddInput("X", DType::kF16, {8, 16});
-      if (after_concat) {
-        LibraryKernel cat;
-        cat.op = OpKind::kConcat;
-        cat.operands = {x, x};
-        cat.dim = 0;
-        cat.result = g.AddOutput("X2", DType::kF16, {16, 16});
-        g.AddLibraryKernel("cat", cat);
-      }
-      LibraryKernel lk;
-      lk.op = c.op;
-      lk.operands = {x};
-      if (c.op == OpKind::kAdd) lk.operands = {x, x};
-      if (c.op == OpKind::kMatMul) lk.operands = {x, g.AddInput("W", DType::kF16, {16, 8})};
-      lk.dim = 1;
-      lk.result = g.AddOutput("Y", DType::kF16, c.result);
-      g.AddLibraryKernel("k9", lk);
-      ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(g, {}));
-      EXPECT_THAT(GenerateCuda(p),
-                  StatusIs(absl::StatusCode::kUnimplemented,
-                           ::testing::Eq(absl::StrCat("codegen: kernel k9: library kernels (",
-                                                      c.name, ") are not supported yet"))));
-    }
-  }
-}
-
 }  // namespace
 }  // namespace prism::codegen
 

@@ -47,11 +47,21 @@
 //   lib_<op>          input X and Y = op(X, dim) as one library kernel k0
 //                     (MakeLibraryReduceFixture); through MakeSplitFixture the sizes are x0, x1,
 //                     ... (X's dims) and dim; rms_norm's eps is 1e-5
+//
+// And an elementwise or matmul library kernel (MakeLibraryOpFixture), the sGraph named after
+// the op:
+//   lib_<unary op>    input X and Y = op(X) as one library kernel k0 (scale: c = -0.7); through
+//                     MakeSplitFixture the sizes are x0, x1, ... (X's dims)
+//   lib_<binary op>   inputs X, W and Y = op(X, W) with numpy broadcasting (add, sub, mul, div)
+//   lib_matmul        inputs X [..., M, K], W [..., K, N] and Y = matmul(X, W), batch dims
+//                     broadcast; through MakeSplitFixture the sizes are x0, x1, ... (X's dims)
+//                     and w0, w1, ... (W's dims)
 #ifndef PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 #define PRISM_TESTS_CODEGEN_SPLIT_FIXTURES_H_
 
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -530,6 +540,57 @@ inline absl::StatusOr<fixtures::Fixture> MakeLibraryReduceFixture(OpKind op, con
   return fixtures::Fixture{std::move(g), std::move(program)};
 }
 
+// The elementwise / matmul fixture (file comment): inputs X (and W) of `shapes` (one for a
+// unary op, one or two for a binary op or matmul) and `dtype`, output Y written by library
+// kernel k0 = op(operands...), the operands indices into the inputs (empty: each input once, in
+// order; mul(X, X) is {X [4, 5]} with operands {0, 0}); `scalar` is scale's c. The sGraph is
+// named after the op; the Program is the same op (Build checks the shapes).
+inline absl::StatusOr<fixtures::Fixture> MakeLibraryOpFixture(OpKind op,
+                                                              const std::vector<Shape>& shapes,
+                                                              DType dtype = DType::kF16,
+                                                              std::vector<int> operands = {},
+                                                              double scalar = -0.7) {
+  if (operands.empty()) {
+    for (int i = 0; i < static_cast<int>(shapes.size()); ++i) operands.push_back(i);
+  }
+  const OpCategory category = GetOpInfo(op).category;
+  const size_t arity = category == OpCategory::kUnary ? 1 : 2;
+  if (category != OpCategory::kUnary && category != OpCategory::kBinary &&
+      category != OpCategory::kMatMul) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("MakeLibraryOpFixture: ", GetOpInfo(op).name, " is no elementwise op or matmul"));
+  }
+  if (operands.size() != arity) {
+    return absl::InvalidArgumentError(absl::StrCat("MakeLibraryOpFixture: ", GetOpInfo(op).name,
+                                                   " takes ", arity, " operand(s)"));
+  }
+  SGraph g{std::string(GetOpInfo(op).name)};
+  ProgramBuilder p;
+  const char* const names[] = {"X", "W"};
+  std::vector<int> ins;
+  std::vector<TensorId> pins;
+  for (size_t i = 0; i < shapes.size() && i < 2; ++i) {
+    ins.push_back(g.AddInput(names[i], dtype, shapes[i]));
+    pins.push_back(p.Input(names[i], dtype, shapes[i]));
+  }
+  LibraryKernel lk;
+  lk.op = op;
+  lk.scalar = op == OpKind::kScale ? scalar : 0.0;
+  for (int i : operands) lk.operands.push_back(ins.at(i));
+  const TensorId a = pins.at(operands[0]);
+  const TensorId py = category == OpCategory::kMatMul ? p.MatMul(a, pins.at(operands[1]))
+                      : category == OpCategory::kBinary
+                          ? p.Binary(op, a, pins.at(operands[1]))
+                      : op == OpKind::kScale ? p.Scale(a, scalar)
+                                             : p.Unary(op, a);
+  p.SetName(py, "Y");
+  p.Output(py);
+  PRISM_ASSIGN_OR_RETURN(Program program, std::move(p).Build());  // checks the shapes
+  lk.result = g.AddOutput("Y", dtype, program.node(py).shape);
+  g.AddLibraryKernel("k0", lk);
+  return fixtures::Fixture{std::move(g), std::move(program)};
+}
+
 inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name,
                                                           const fixtures::Sizes& sizes) {
   constexpr int64_t R = kReplicate;
@@ -557,14 +618,30 @@ inline absl::StatusOr<fixtures::Fixture> MakeSplitFixture(absl::string_view name
     for (int d = 0; sizes.count(absl::StrCat("x", d)); ++d) {
       x.push_back(sizes.at(absl::StrCat("x", d)));
     }
-    if (x.empty() || sizes.count("dim") == 0) {
+    if (x.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes x0, x1, ..."));
+    }
+    std::optional<OpKind> op = ParseOpName(name.substr(4));
+    if (!op) return absl::NotFoundError(absl::StrCat("no split fixture ", name));
+    const OpCategory category = GetOpInfo(*op).category;
+    if (category == OpCategory::kUnary) return MakeLibraryOpFixture(*op, {x});
+    if (category == OpCategory::kBinary || category == OpCategory::kMatMul) {
+      Shape w;
+      for (int d = 0; sizes.count(absl::StrCat("w", d)); ++d) {
+        w.push_back(sizes.at(absl::StrCat("w", d)));
+      }
+      if (w.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, " needs the sizes x0, x1, ..., w0, w1, ..."));
+      }
+      return MakeLibraryOpFixture(*op, {x, w});
+    }
+    if (sizes.count("dim") == 0) {
       return absl::InvalidArgumentError(absl::StrCat(name, " needs the sizes x0, x1, ..., dim"));
     }
-    for (OpKind op : {OpKind::kSum, OpKind::kMax, OpKind::kMean, OpKind::kSoftmax,
-                      OpKind::kRmsNorm}) {
-      if (name.substr(4) == GetOpInfo(op).name) {
-        return MakeLibraryReduceFixture(op, x, sizes.at("dim"));
-      }
+    for (OpKind reduce : {OpKind::kSum, OpKind::kMax, OpKind::kMean, OpKind::kSoftmax,
+                          OpKind::kRmsNorm}) {
+      if (*op == reduce) return MakeLibraryReduceFixture(reduce, x, sizes.at("dim"));
     }
     return absl::NotFoundError(absl::StrCat("no split fixture ", name));
   }

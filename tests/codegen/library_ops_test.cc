@@ -1,0 +1,611 @@
+// Library kernels of elementwise ops and matmul (src/codegen/library_ops_gen.cc): launch,
+// arguments, key source lines, NVRTC for sm_80 and sm_90, determinism, refusals; and the
+// codegen_gpu_test fixtures of these ops on the CPU emulator. Part of codegen_test.
+#include <array>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "block/fixtures/fixtures.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "prism/base/status.h"
+#include "prism/block/block_instance.h"
+#include "prism/block/emulator.h"
+#include "prism/codegen/codegen.h"
+#include "prism/codegen/nvrtc.h"
+#include "prism/ir/interpreter.h"
+#include "split_fixtures.h"
+#include "testing/status_matchers.h"
+
+namespace prism::codegen {
+namespace {
+namespace library_ops_test {
+
+using ::prism::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr DType kF16 = DType::kF16, kBF16 = DType::kBF16, kF32 = DType::kF32;
+
+int Occurrences(const std::string& hay, const std::string& needle) {
+  int n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+std::string Elem(DType dtype) {
+  return dtype == kF32 ? "float" : dtype == kBF16 ? "prism_dev::bf16_t" : "prism_dev::f16_t";
+}
+
+// A program of one elementwise or matmul library kernel (split_fixtures.h MakeLibraryOpFixture).
+absl::StatusOr<BlockProgram> OpProgram(OpKind op, const std::vector<Shape>& shapes,
+                                       DType dtype = kF16, std::vector<int> operands = {},
+                                       double scalar = -0.7) {
+  PRISM_ASSIGN_OR_RETURN(fixtures::Fixture f, codegen_test::MakeLibraryOpFixture(
+                                                  op, shapes, dtype, std::move(operands), scalar));
+  return Instantiate(f.graph, {});
+}
+
+// What every library kernel of these ops shares, for both PDL settings: one launch of 256
+// threads on `grid`, no shared memory in the launch, the arguments `args` (the last written),
+// the kernel's signature, launch.json, host.h, and byte-identical output when generated again.
+void ExpectLaunch(const BlockProgram& p, const CodegenOptions& options, const GeneratedCode& code,
+                  const std::string& function, const std::array<int64_t, 3>& grid,
+                  const std::vector<std::string>& args, DType dtype) {
+  const bool pdl = options.programmatic_dependent_launch;
+  ASSERT_EQ(code.launches.size(), 1u);
+  const LaunchConfig& l = code.launches[0];
+  EXPECT_EQ(l.kernel, "k0");
+  EXPECT_EQ(l.function, function);
+  EXPECT_EQ(l.grid, grid);
+  EXPECT_EQ(l.threads, 256);
+  EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, 1}));
+  EXPECT_EQ(l.programmatic, pdl);
+  EXPECT_EQ(l.dynamic_smem_bytes, 0);
+  EXPECT_EQ(l.residency_pad_bytes, 0);
+  EXPECT_EQ(l.stage_bytes, 0);
+  EXPECT_EQ(l.reduction_bytes, 0);
+  EXPECT_EQ(l.accumulator_regs, 0);
+  std::vector<std::string> names, params, host_params;
+  std::vector<bool> written;
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const std::string& name = p.tensors[l.args[i]].name;
+    const bool last = i + 1 == l.args.size();
+    names.push_back(name);
+    written.push_back(last);
+    params.push_back(absl::StrCat(last ? "" : "const ", Elem(dtype), "* __restrict__ t_", name));
+    host_params.push_back(absl::StrCat(last ? "" : "const ", "void* t_", name));
+  }
+  EXPECT_EQ(names, args);
+  EXPECT_EQ(l.written, written);
+  EXPECT_THAT(code.source,
+              HasSubstr(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(256) ",
+                                     function, "(", absl::StrJoin(params, ", "), ") {\n")));
+  const std::string body = code.source.substr(code.source.find("// kernel k0:"));
+  EXPECT_EQ(Occurrences(body, "  prism_dev::PdlPrologue();"), pdl ? 1 : 0);
+  // launch.json and host.h.
+  const nlohmann::json j = nlohmann::json::parse(code.launch_json);
+  const nlohmann::json& k = j["kernels"][0];
+  EXPECT_EQ(k["function"], function);
+  EXPECT_EQ(k["grid"], nlohmann::json(grid));
+  EXPECT_EQ(k["block"], nlohmann::json({256, 1, 1}));
+  EXPECT_EQ(k["dynamic_smem_bytes"], 0);
+  EXPECT_EQ(k.contains("programmatic_dependent_launch"), pdl);
+  ASSERT_EQ(k["args"].size(), args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    EXPECT_EQ(k["args"][i]["tensor"], args[i]);
+    EXPECT_EQ(k["args"][i]["dtype"], std::string(DTypeName(dtype)));
+    EXPECT_EQ(k["args"][i]["access"], i + 1 == args.size() ? "write" : "read");
+  }
+  EXPECT_THAT(code.host_header,
+              HasSubstr(absl::StrCat("inline cudaError_t Launch_k0(",
+                                     absl::StrJoin(host_params, ", "),
+                                     ", cudaStream_t stream = 0) {\n")));
+  EXPECT_EQ(Occurrences(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
+            pdl ? 1 : 0);
+  EXPECT_EQ(Occurrences(code.host_header,
+                        absl::StrCat(function, "<<<dim3(", grid[0], ", ", grid[1], ", ", grid[2],
+                                     "), dim3(256), 0, ")),
+            pdl ? 0 : 1);
+  ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+  EXPECT_EQ(again.source, code.source);  // deterministic
+  EXPECT_EQ(again.launch_json, code.launch_json);
+  EXPECT_EQ(again.host_header, code.host_header);
+}
+
+// NVRTC compiles the source for sm_80 and sm_90, without spills or a stack frame.
+void ExpectCompiles(const std::string& source) {
+  if (!NvrtcAvailable()) return;
+  for (int sm : {80, 90}) {
+    absl::StatusOr<NvrtcResult> r = CompileWithNvrtc(source, sm);
+    ASSERT_OK(r.status()) << "sm_" << sm;
+    ASSERT_EQ(r->kernels.size(), 1u);
+    EXPECT_EQ(r->kernels[0].spill_store_bytes + r->kernels[0].spill_load_bytes, 0) << "sm_" << sm;
+    EXPECT_EQ(r->kernels[0].stack_frame_bytes, 0) << "sm_" << sm;
+  }
+}
+
+// ---- matmul ----------------------------------------------------------------------------------
+
+struct MatmulCase {
+  const char* label;
+  Shape x, w;
+  DType dtype;
+  std::vector<int> operands;        // empty: X, W
+  std::array<int64_t, 3> grid;      // (tiles along N, tiles along M, batches), each ≤ 65535
+  std::vector<std::string> args;
+  const char* summary;              // in the kernel's comment line
+  std::vector<std::string> lines;   // source lines (substrings) the kernel has
+  bool compile;                     // NVRTC for sm_80 and sm_90
+};
+
+// A matmul library kernel, by case: the launch (grid x over N tiles, y over M tiles, z over
+// batches, capped at 65535), the arguments, the constants, the batch offsets through
+// broadcasting, the k steps (16 at a time, a tail loop over the last K % 16 only), fmaf in
+// increasing k, the conversions, static shared memory; NVRTC; determinism.
+TEST(LibraryOpsTest, MatmulLibraryKernel) {
+  const std::vector<std::string> xw = {"X", "W", "Y"};
+  const MatmulCase cases[] = {
+      {"odd M, K, N", {7, 6}, {6, 5}, kF16, {}, {1, 1, 1}, xw,
+       "1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), k in 0 step(s) of 16 + 6, fmaf in "
+       "increasing k; grid (1, 1, 1), 256 threads, grid-stride, 16 outputs per thread, 8256 B "
+       "static shared memory",
+       {"constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;",
+        "const prism_dev::f16_t* __restrict__ a = t_X;",
+        "const prism_dev::f16_t* __restrict__ b = t_W;", "prism_dev::f16_t* __restrict__ y = t_Y;",
+        "for (int kk = 0; kk < 6; ++kk) {", "prism_dev::F16ToF32(a[am * kK + ak]) : 0.0f;",
+        "if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j]);"},
+       true},
+      {"batched X, 2-D W", {3, 2, 6}, {6, 1}, kF16, {}, {1, 1, 3}, xw,
+       "3 batch(es) z of [2, 6] x [6, 1], X at z, W at 0; 64x64 tiles (1 x 1)",
+       {"const prism_dev::f16_t* __restrict__ a = t_X + z * (kM * kK);",
+        "const prism_dev::f16_t* __restrict__ b = t_W;",
+        "prism_dev::f16_t* __restrict__ y = t_Y + z * (kM * kN);"},
+       true},
+      {"broadcast batch dims", {2, 1, 4, 8}, {3, 8, 16}, kF32, {}, {1, 1, 6}, xw,
+       "6 batch(es) z of [4, 8] x [8, 16], runs [2, 3], X at p0, W at p1;",
+       {"const unsigned p1 = r % 3u, p0 = r / 3u;", "const float* __restrict__ a = t_X + p0 * (kM * kK);",
+        "const float* __restrict__ b = t_W + p1 * (kK * kN);",
+        "float* __restrict__ y = t_Y + z * (kM * kN);", "sa[i % 16u][i / 16u] = am < kM && ak < kK ? a[am * kK + ak] : 0.0f;",
+        "if (n < kN) y[m * kN + n] = acc[i][j];"},
+       true},
+      {"bf16, whole k steps", {64, 128}, {128, 96}, kBF16, {}, {2, 1, 1}, xw,
+       "64x64 tiles (1 x 2), k in 8 step(s) of 16, fmaf",
+       {"for (int kk = 0; kk < 16; ++kk) {", "prism_dev::BF16ToF32(b[bk * kN + bn]) : 0.0f;",
+        "y[m * kN + n] = prism_dev::F32ToBF16(acc[i][j]);"},
+       true},
+      {"whole steps and a tail", {100, 40}, {40, 130}, kBF16, {}, {3, 2, 1}, xw,
+       "64x64 tiles (2 x 3), k in 2 step(s) of 16 + 8, fmaf",
+       {"if (k0 + 16u <= kK) {", "} else {  // the last 8 k", "for (int kk = 0; kk < 8; ++kk) {"},
+       true},
+      {"K = 1", {33, 1}, {1, 70}, kF32, {}, {2, 1, 1}, xw, "k in 0 step(s) of 16 + 1",
+       {"for (int kk = 0; kk < 1; ++kk) {"}, true},
+      {"the same tensor twice", {8, 8}, {}, kF16, {0, 0}, {1, 1, 1}, {"X", "Y"},
+       "matmul(X f16 [8, 8], X f16 [8, 8]) -> Y f16 [8, 8]",
+       {"const prism_dev::f16_t* __restrict__ a = t_X;", "const prism_dev::f16_t* __restrict__ b = t_X;"},
+       true},
+      {"4096 x 4096 x 4096", {4096, 4096}, {4096, 4096}, kF16, {}, {64, 64, 1}, xw,
+       "64x64 tiles (64 x 64), k in 256 step(s) of 16, fmaf in increasing k; grid (64, 64, 1)",
+       {"kK = 4096u, kTilesM = 64u, kTilesN = 64u"}, true},
+      {"more M tiles than gridDim.y", {4194305, 1}, {1, 1}, kF32, {}, {1, 65535, 1}, xw,
+       "64x64 tiles (65537 x 1), k in 0 step(s) of 16 + 1, fmaf in increasing k; grid (1, 65535, 1)",
+       {"for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {"}, false},
+      {"more batches than gridDim.z", {70000, 1, 1}, {1, 1}, kF16, {}, {1, 1, 65535}, xw,
+       "70000 batch(es) z of [1, 1] x [1, 1], X at z, W at 0;",
+       {"for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {"}, false},
+  };
+  for (const MatmulCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    std::vector<Shape> shapes = {c.x};
+    if (!c.w.empty()) shapes.push_back(c.w);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, shapes, c.dtype, c.operands));
+    for (bool pdl : {false, true}) {
+      SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
+      CodegenOptions options;
+      options.programmatic_dependent_launch = pdl;
+      ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+      ExpectLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype);
+      const std::string body = code.source.substr(code.source.find("// kernel k0:"));
+      EXPECT_THAT(body, HasSubstr(c.summary));
+      for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
+      // Static shared memory only; fmaf in increasing k from +0, rounded once at the store.
+      EXPECT_THAT(body, HasSubstr("  __shared__ float sa[16][65];  // a's tile, sa[k][m]\n"
+                                  "  __shared__ float sb[16][64];  // b's tile, sb[k][n]\n"));
+      EXPECT_EQ(Occurrences(body, "acc[i][j] = 0.0f;"), 1);
+      const int64_t k = c.x.back();
+      const int folds = k % 16 != 0 && k > 16 ? 2 : 1;
+      EXPECT_EQ(Occurrences(body, "acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);"), folds);
+      EXPECT_EQ(Occurrences(body, "__syncthreads();"), 2);
+      EXPECT_EQ(Occurrences(body, " = acc[i][j];") +
+                    Occurrences(body, "(acc[i][j]);"),
+                1);
+      if (!pdl && c.compile) ExpectCompiles(code.source);
+    }
+  }
+}
+
+// The first case above, whole: f16 [7, 6] × [6, 5].
+TEST(LibraryOpsTest, MatmulKernelSource) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  const size_t at = code.source.find("// kernel k0:");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [7, 6], W f16 [6, 5]) -> Y f16 [7, 5]; 1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), k in 0 step(s) of 16 + 6, fmaf in increasing k; grid (1, 1, 1), 256 threads, grid-stride, 16 outputs per thread, 8256 B static shared memory
+extern "C" __global__ void __launch_bounds__(256) prism_matmul_k0(const prism_dev::f16_t* __restrict__ t_X, const prism_dev::f16_t* __restrict__ t_W, prism_dev::f16_t* __restrict__ t_Y) {
+  constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;
+  __shared__ float sa[16][65];  // a's tile, sa[k][m]
+  __shared__ float sb[16][64];  // b's tile, sb[k][n]
+  const unsigned tid = threadIdx.x, tx = tid % 16u, ty = tid / 16u;
+  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {
+    const prism_dev::f16_t* __restrict__ a = t_X;
+    const prism_dev::f16_t* __restrict__ b = t_W;
+    prism_dev::f16_t* __restrict__ y = t_Y;
+    for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {
+      for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {
+        const unsigned m0 = tm * 64u, n0 = tn * 64u;
+        float acc[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+        }
+        for (unsigned k0 = 0; k0 < kK; k0 += 16u) {
+          __syncthreads();  // every thread is done with the last step's tiles
+#pragma unroll
+          for (unsigned l = 0; l < 4u; ++l) {
+            const unsigned i = tid + l * 256u;
+            const unsigned am = m0 + i / 16u, ak = k0 + i % 16u;
+            sa[i % 16u][i / 16u] = am < kM && ak < kK ? prism_dev::F16ToF32(a[am * kK + ak]) : 0.0f;
+            const unsigned bk = k0 + i / 64u, bn = n0 + i % 64u;
+            sb[i / 64u][i % 64u] = bk < kK && bn < kN ? prism_dev::F16ToF32(b[bk * kN + bn]) : 0.0f;
+          }
+          __syncthreads();
+#pragma unroll
+          for (int kk = 0; kk < 6; ++kk) {  // increasing k
+            float av[4], bv[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) av[i] = sa[kk][ty + 16 * i];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) bv[j] = sb[kk][tx + 16 * j];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+#pragma unroll
+              for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+            }
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const unsigned m = m0 + ty + 16 * i;
+          if (m >= kM) break;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const unsigned n = n0 + tx + 16 * j;
+            if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j]);
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+// ---- elementwise ops -------------------------------------------------------------------------
+
+struct ElementwiseCase {
+  const char* label;
+  OpKind op;
+  std::vector<Shape> shapes;  // X (and W)
+  DType dtype;
+  std::vector<int> operands;  // empty: each input once
+  double scalar;              // scale's c
+  int64_t grid;               // ⌈elements / 256⌉, at most 528
+  std::vector<std::string> args;
+  const char* summary;        // in the kernel's comment line: elements and the view
+  std::vector<std::string> lines;  // the loads, the store (substrings)
+  bool compile;
+};
+
+// An elementwise library kernel, by case: every unary op (scale with an f32 constant, and one
+// that overflows f32 to inf), add / sub / mul / div through broadcasting (a lower-rank operand,
+// both operands broadcast, rank 3 and 4, merged runs, a one-element operand, equal shapes read
+// at e), the same tensor twice, f16 / bf16 / f32, grid caps; launch, loads, the one f32
+// expression rounded once; NVRTC; determinism.
+TEST(LibraryOpsTest, ElementwiseLibraryKernel) {
+  const std::vector<std::string> x = {"X", "Y"}, xw = {"X", "W", "Y"};
+  const char* const kFlat16 = "const float a = prism_dev::F16ToF32(t_X[e]);";
+  auto store16 = [](const std::string& v) {
+    return absl::StrCat("t_Y[e] = prism_dev::F32ToF16(", v, ");");
+  };
+  const ElementwiseCase cases[] = {
+      {"exp", OpKind::kExp, {{5, 7}}, kF16, {}, 0, 1, x,
+       "35 element(s) e, X at e; one per thread and step; grid 1, 256 threads, grid-stride",
+       {kFlat16, store16("expf(a)")}, true},
+      {"silu, grid capped", OpKind::kSilu, {{1000, 333}}, kBF16, {}, 0, 528, x,
+       "333000 element(s) e, X at e;",
+       {"const float a = prism_dev::BF16ToF32(t_X[e]);",
+        "t_Y[e] = prism_dev::F32ToBF16(prism_dev::Silu(a));"},
+       true},
+      {"gelu", OpKind::kGelu, {{3, 5}}, kF32, {}, 0, 1, x, "15 element(s) e, X at e;",
+       {"const float a = t_X[e];", "t_Y[e] = prism_dev::Gelu(a);"}, true},
+      {"relu", OpKind::kRelu, {{64}}, kF16, {}, 0, 1, x, "64 element(s) e",
+       {kFlat16, store16("(a > 0.0f || a != a) ? a : 0.0f")}, true},
+      {"sqrt", OpKind::kSqrt, {{2, 3, 4}}, kBF16, {}, 0, 1, x, "24 element(s) e",
+       {"t_Y[e] = prism_dev::F32ToBF16(sqrtf(a));"}, true},
+      {"rsqrt", OpKind::kRsqrt, {{2, 3, 4, 5}}, kF16, {}, 0, 1, x, "120 element(s) e",
+       {store16("1.0f / sqrtf(a)")}, true},
+      {"square", OpKind::kSquare, {{300}}, kF32, {}, 0, 2, x, "300 element(s) e",
+       {"t_Y[e] = a * a;"}, true},
+      {"neg", OpKind::kNeg, {{9, 1}}, kF16, {}, 0, 1, x, "9 element(s) e", {store16("-a")}, true},
+      {"recip", OpKind::kRecip, {{4, 4}}, kBF16, {}, 0, 1, x, "16 element(s) e",
+       {"t_Y[e] = prism_dev::F32ToBF16(1.0f / a);"}, true},
+      {"scale", OpKind::kScale, {{8, 16}}, kF16, {}, -0.7, 1, x,
+       "scale(X f16 [8, 16], c -0.699999988f) -> Y f16 [8, 16]; 128 element(s) e",
+       {store16("-0.699999988f * a")}, true},
+      {"scale by a c beyond f32", OpKind::kScale, {{8, 16}}, kF32, {}, 1e39, 1, x,
+       "128 element(s) e", {"t_Y[e] = __int_as_float(0x7f800000) * a;"}, true},
+      {"add [2, 5] + [5]", OpKind::kAdd, {{2, 5}, {5}}, kF16, {}, 0, 1, xw,
+       "10 element(s) e, runs [2, 5], X at e, W at p1;",
+       {"const unsigned p1 = r % 5u, p0 = r / 5u;", kFlat16,
+        "const float b = prism_dev::F16ToF32(t_W[p1]);", store16("a + b")},
+       true},
+      {"sub [3, 1] - [1, 4]", OpKind::kSub, {{3, 1}, {1, 4}}, kF16, {}, 0, 1, xw,
+       "12 element(s) e, runs [3, 4], X at p0, W at p1;",
+       {"const float a = prism_dev::F16ToF32(t_X[p0]);",
+        "const float b = prism_dev::F16ToF32(t_W[p1]);", store16("a - b")},
+       true},
+      {"mul [4, 1, 3] * [2, 1]", OpKind::kMul, {{4, 1, 3}, {2, 1}}, kBF16, {}, 0, 1, xw,
+       "24 element(s) e, runs [4, 2, 3], X at p0 * 3u + p2, W at p1;",
+       {"const unsigned p2 = r % 3u;", "r /= 3u;", "const unsigned p1 = r % 2u, p0 = r / 2u;",
+        "const float a = prism_dev::BF16ToF32(t_X[p0 * 3u + p2]);",
+        "const float b = prism_dev::BF16ToF32(t_W[p1]);",
+        "t_Y[e] = prism_dev::F32ToBF16(a * b);"},
+       true},
+      {"div, equal shapes", OpKind::kDiv, {{6, 7}, {6, 7}}, kF32, {}, 0, 1, xw,
+       "42 element(s) e, X at e, W at e;",
+       {"const float a = t_X[e];", "const float b = t_W[e];", "t_Y[e] = a / b;"}, true},
+      {"mul(X, X)", OpKind::kMul, {{4, 5}}, kF16, {0, 0}, 0, 1, x, "mul(X f16 [4, 5], X f16 [4, 5])",
+       {kFlat16, store16("a * a")}, true},
+      {"add a one-element operand", OpKind::kAdd, {{4, 5}, {1}}, kF16, {}, 0, 1, xw,
+       "20 element(s) e, X at e, W at 0;",
+       {"const float b = prism_dev::F16ToF32(t_W[0]);"}, true},
+      {"the first operand broadcast", OpKind::kSub, {{5}, {2, 5}}, kF32, {}, 0, 1, xw,
+       "10 element(s) e, runs [2, 5], X at p1, W at e;",
+       {"const float a = t_X[p1];", "const float b = t_W[e];"}, true},
+      {"merged runs", OpKind::kAdd, {{2, 3, 4}, {4}}, kF16, {}, 0, 1, xw,
+       "24 element(s) e, runs [6, 4], X at e, W at p1;", {"const unsigned p1 = r % 4u, p0 = r / 4u;"},
+       false},
+      {"rank 4", OpKind::kDiv, {{2, 3, 4, 5}, {3, 1, 5}}, kBF16, {}, 0, 1, xw,
+       "120 element(s) e, runs [2, 3, 4, 5], X at e, W at p1 * 5u + p3;",
+       {"const float b = prism_dev::BF16ToF32(t_W[p1 * 5u + p3]);"}, true},
+      {"2^31 - 1 elements", OpKind::kExp, {{2147483647}}, kF16, {}, 0, 528, x,
+       "2147483647 element(s) e, X at e;", {"constexpr unsigned kElements = 2147483647u;"}, false},
+  };
+  for (const ElementwiseCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p,
+                         OpProgram(c.op, c.shapes, c.dtype, c.operands, c.scalar));
+    const std::string function = absl::StrCat("prism_", GetOpInfo(c.op).name, "_k0");
+    for (bool pdl : {false, true}) {
+      SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
+      CodegenOptions options;
+      options.programmatic_dependent_launch = pdl;
+      ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+      ExpectLaunch(p, options, code, function, {c.grid, 1, 1}, c.args, c.dtype);
+      const std::string body = code.source.substr(code.source.find("// kernel k0:"));
+      EXPECT_THAT(body, HasSubstr(c.summary));
+      for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
+      EXPECT_THAT(body, HasSubstr("  for (unsigned e = blockIdx.x * 256u + threadIdx.x; e < "
+                                  "kElements; e += gridDim.x * 256u) {\n"));
+      EXPECT_EQ(Occurrences(body, "t_Y[e] = "), 1);  // one store, rounded once
+      EXPECT_EQ(Occurrences(body, "__shared__"), 0);
+      const bool decomposes = absl::StrContains(c.summary, "runs [");
+      EXPECT_EQ(Occurrences(body, "unsigned r = e;") + Occurrences(body, "const unsigned p0 = e;"),
+                decomposes ? 1 : 0);
+      if (!pdl && c.compile) ExpectCompiles(code.source);
+    }
+  }
+}
+
+// The broadcast add of the table above, whole: f16 [4, 1, 3] ⊕ [2, 1] (as mul there).
+TEST(LibraryOpsTest, ElementwiseKernelSource) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kAdd, {{4, 1, 3}, {2, 1}}));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  const size_t at = code.source.find("// kernel k0:");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel add(X f16 [4, 1, 3], W f16 [2, 1]) -> Y f16 [4, 2, 3]; 24 element(s) e, runs [4, 2, 3], X at p0 * 3u + p2, W at p1; one per thread and step; grid 1, 256 threads, grid-stride
+extern "C" __global__ void __launch_bounds__(256) prism_add_k0(const prism_dev::f16_t* __restrict__ t_X, const prism_dev::f16_t* __restrict__ t_W, prism_dev::f16_t* __restrict__ t_Y) {
+  constexpr unsigned kElements = 24u;
+  for (unsigned e = blockIdx.x * 256u + threadIdx.x; e < kElements; e += gridDim.x * 256u) {
+    unsigned r = e;
+    const unsigned p2 = r % 3u;
+    r /= 3u;
+    const unsigned p1 = r % 2u, p0 = r / 2u;
+    const float a = prism_dev::F16ToF32(t_X[p0 * 3u + p2]);
+    const float b = prism_dev::F16ToF32(t_W[p1]);
+    t_Y[e] = prism_dev::F32ToF16(a + b);
+  }
+}
+)");
+}
+
+// Library kernels of every op generate, also after a concat kernel in the same program (what
+// OtherLibraryKernelsAreUnimplemented checked for exp, add and matmul before they were).
+TEST(LibraryOpsTest, BesideAConcatKernel) {
+  for (OpKind op : {OpKind::kExp, OpKind::kAdd, OpKind::kMatMul}) {
+    SCOPED_TRACE(GetOpInfo(op).name);
+    SGraph g("lib");
+    const int x = g.AddInput("X", kF16, {8, 16});
+    LibraryKernel cat;
+    cat.op = OpKind::kConcat;
+    cat.operands = {x, x};
+    cat.dim = 0;
+    cat.result = g.AddOutput("X2", kF16, {16, 16});
+    g.AddLibraryKernel("cat", cat);
+    LibraryKernel lk;
+    lk.op = op;
+    lk.operands = {x};
+    if (op == OpKind::kAdd) lk.operands = {x, x};
+    if (op == OpKind::kMatMul) lk.operands = {x, g.AddInput("W", kF16, {16, 8})};
+    lk.result = g.AddOutput("Y", kF16, op == OpKind::kMatMul ? Shape{8, 8} : Shape{8, 16});
+    g.AddLibraryKernel("k9", lk);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(g, {}));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    ASSERT_EQ(code.launches.size(), 2u);
+    EXPECT_EQ(code.launches[0].function, "prism_lib_cat");
+    EXPECT_EQ(code.launches[1].function, "prism_lib_k9");
+    EXPECT_THAT(code.source,
+                HasSubstr(absl::StrCat("// kernel k9: library kernel ", GetOpInfo(op).name, "(")));
+  }
+}
+
+// ---- refusals --------------------------------------------------------------------------------
+
+// What these kernels refuse, by exact message: malformed kernels (InvalidArgument; the program
+// is edited after Instantiate, which never makes them) and tensors over 2^31 − 1 elements.
+TEST(LibraryOpsTest, Refusals) {
+  struct Refusal {
+    const char* label;
+    OpKind op;
+    std::vector<Shape> shapes;
+    std::function<void(BlockProgram&)> change;
+    absl::StatusCode code;
+    const char* message;
+  };
+  auto kernel = [](BlockProgram& p) -> LibraryKernel& {
+    return std::get<LibraryKernel>(p.kernels[0].body);
+  };
+  constexpr absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
+  constexpr absl::StatusCode kExhausted = absl::StatusCode::kResourceExhausted;
+  const std::vector<Shape> add = {{4, 6}, {6}}, mm = {{7, 6}, {6, 5}};
+  auto none = [](BlockProgram&) {};
+  const Refusal cases[] = {
+      // Elementwise.
+      {"one operand of add", OpKind::kAdd, add, [&](BlockProgram& p) { kernel(p).operands.pop_back(); },
+       kInvalid, "codegen: kernel k0: add: takes 2 operands, found 1"},
+      {"two operands of exp", OpKind::kExp, {{4, 6}},
+       [&](BlockProgram& p) { kernel(p).operands.push_back(0); }, kInvalid,
+       "codegen: kernel k0: exp: takes 1 operand, found 2"},
+      {"an operand out of range", OpKind::kSub, add, [&](BlockProgram& p) { kernel(p).operands[1] = 7; },
+       kInvalid, "codegen: kernel k0: sub: operand index 7 is out of range"},
+      {"the result out of range", OpKind::kMul, add, [&](BlockProgram& p) { kernel(p).result = -1; },
+       kInvalid, "codegen: kernel k0: mul: result index -1 is out of range"},
+      {"the result among the operands", OpKind::kDiv, add,
+       [&](BlockProgram& p) { kernel(p).operands[1] = kernel(p).result; }, kInvalid,
+       "codegen: kernel k0: div: the result Y is also an operand"},
+      {"the result as the operand", OpKind::kNeg, {{4, 6}},
+       [&](BlockProgram& p) { kernel(p).operands[0] = kernel(p).result; }, kInvalid,
+       "codegen: kernel k0: neg: the result Y is also the operand"},
+      {"rank 0", OpKind::kRelu, {{4, 6}}, [](BlockProgram& p) { p.tensors[0].shape = {}; },
+       kInvalid, "codegen: kernel k0: relu: X [] has rank 0"},
+      {"an empty dim", OpKind::kAdd, add, [](BlockProgram& p) { p.tensors[1].shape = {0}; },
+       kInvalid, "codegen: kernel k0: add: W [0] has an empty dim"},
+      {"dtypes differ", OpKind::kAdd, add, [](BlockProgram& p) { p.tensors[1].dtype = kBF16; },
+       kInvalid, "codegen: kernel k0: add: W is bf16 but X is f16"},
+      {"no broadcast", OpKind::kAdd, add, [](BlockProgram& p) { p.tensors[1].shape = {4}; },
+       kInvalid, "codegen: kernel k0: add: X [4, 6] and W [4] do not broadcast"},
+      {"the result's shape", OpKind::kAdd, add, [](BlockProgram& p) { p.tensors[2].shape = {4, 5}; },
+       kInvalid, "codegen: kernel k0: add: the result Y is f16 [4, 5], expected f16 [4, 6]"},
+      {"the result's dtype", OpKind::kExp, {{4, 6}}, [](BlockProgram& p) { p.tensors[1].dtype = kF32; },
+       kInvalid, "codegen: kernel k0: exp: the result Y is f32 [4, 6], expected f16 [4, 6]"},
+      {"scale by NaN", OpKind::kScale, {{4, 6}},
+       [&](BlockProgram& p) { kernel(p).scalar = std::nan(""); }, kInvalid,
+       "codegen: kernel k0: scale: c nan is not finite"},
+      {"2^31 elements", OpKind::kExp, {{65536, 32768}}, none, kExhausted,
+       "codegen: kernel k0: exp result Y [65536, 32768] has more than 2147483647 elements (the "
+       "kernel indexes with 32 bits)"},
+      // Matmul.
+      {"one operand of matmul", OpKind::kMatMul, mm,
+       [&](BlockProgram& p) { kernel(p).operands.pop_back(); }, kInvalid,
+       "codegen: kernel k0: matmul: takes 2 operands, found 1"},
+      {"the result among the matmul's operands", OpKind::kMatMul, mm,
+       [&](BlockProgram& p) { kernel(p).operands[0] = kernel(p).result; }, kInvalid,
+       "codegen: kernel k0: matmul: the result Y is also an operand"},
+      {"rank 1", OpKind::kMatMul, mm, [](BlockProgram& p) { p.tensors[1].shape = {6}; }, kInvalid,
+       "codegen: kernel k0: matmul: W [6] has rank 1 (at least 2)"},
+      {"matmul dtypes differ", OpKind::kMatMul, mm, [](BlockProgram& p) { p.tensors[0].dtype = kF32; },
+       kInvalid, "codegen: kernel k0: matmul: W is f16 but X is f32"},
+      {"K differs", OpKind::kMatMul, mm, [](BlockProgram& p) { p.tensors[1].shape = {5, 5}; },
+       kInvalid, "codegen: kernel k0: matmul: X [7, 6] and W [5, 5] differ in K (6 and 5)"},
+      {"batch dims", OpKind::kMatMul, mm,
+       [](BlockProgram& p) {
+         p.tensors[0].shape = {2, 7, 6};
+         p.tensors[1].shape = {3, 6, 5};
+       },
+       kInvalid,
+       "codegen: kernel k0: matmul: the batch dims of X [2, 7, 6] and W [3, 6, 5] do not "
+       "broadcast"},
+      {"the matmul's result", OpKind::kMatMul, mm, [](BlockProgram& p) { p.tensors[2].shape = {7, 6}; },
+       kInvalid, "codegen: kernel k0: matmul: the result Y is f16 [7, 6], expected f16 [7, 5]"},
+      {"the matmul's result batch", OpKind::kMatMul, {{2, 7, 6}, {6, 5}},
+       [](BlockProgram& p) { p.tensors[2].shape = {7, 5}; }, kInvalid,
+       "codegen: kernel k0: matmul: the result Y is f16 [7, 5], expected f16 [2, 7, 5]"},
+      {"an operand of 2^31 elements", OpKind::kMatMul, {{65536, 32768}, {32768, 1}}, none,
+       kExhausted,
+       "codegen: kernel k0: matmul operand X [65536, 32768] has more than 2147483647 elements "
+       "(the kernel indexes with 32 bits)"},
+      {"a result of 2^31 elements", OpKind::kMatMul, {{65536, 1}, {1, 32768}}, none, kExhausted,
+       "codegen: kernel k0: matmul result Y [65536, 32768] has more than 2147483647 elements "
+       "(the kernel indexes with 32 bits)"},
+  };
+  for (const Refusal& c : cases) {
+    SCOPED_TRACE(c.label);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(c.op, c.shapes));
+    c.change(p);
+    EXPECT_THAT(GenerateCuda(p), StatusIs(c.code, ::testing::Eq(c.message)));
+  }
+}
+
+// ---- the codegen_gpu_test cases on the CPU ---------------------------------------------------
+
+// Every lib_matmul / elementwise case of gpu_run_test.cc (same fixture, sizes and dtype) builds,
+// generates and runs on the block emulator here, with finite outputs: the GPU run fails only on
+// the GPU's own results.
+TEST(LibraryOpsTest, GpuFixturesRunOnTheEmulator) {
+  struct GpuFixture {
+    const char* name;
+    fixtures::Sizes sizes;
+    DType dtype;
+  };
+  const GpuFixture cases[] = {
+      {"lib_matmul", {{"x0", 7}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, kF16},
+      {"lib_matmul", {{"x0", 3}, {"x1", 2}, {"x2", 6}, {"w0", 6}, {"w1", 1}}, kBF16},
+      {"lib_matmul", {{"x0", 2}, {"x1", 1}, {"x2", 4}, {"x3", 8}, {"w0", 3}, {"w1", 8}, {"w2", 16}},
+       kF32},
+      {"lib_matmul", {{"x0", 256}, {"x1", 512}, {"w0", 512}, {"w1", 384}}, kF16},
+      {"lib_matmul", {{"x0", 100}, {"x1", 40}, {"w0", 40}, {"w1", 130}}, kBF16},
+      {"lib_add", {{"x0", 3}, {"x1", 1}, {"w0", 1}, {"w1", 4}}, kF16},
+      {"lib_mul", {{"x0", 4}, {"x1", 1}, {"x2", 3}, {"w0", 2}, {"w1", 1}}, kBF16},
+      {"lib_exp", {{"x0", 5}, {"x1", 7}}, kBF16},
+      {"lib_scale", {{"x0", 1000}, {"x1", 333}}, kF16},
+      {"lib_div", {{"x0", 6}, {"x1", 7}, {"w0", 6}, {"w1", 7}}, kF32},
+      {"lib_silu", {{"x0", 64}, {"x1", 96}}, kF16},
+  };
+  for (const GpuFixture& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(fixtures::Fixture f, codegen_test::MakeAnyFixture(c.name, c.sizes, c.dtype));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Instantiate(f.graph, {}));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+    ASSERT_EQ(code.launches.size(), 1u);
+    EXPECT_EQ(p.tensors[p.outputs[0]].dtype, c.dtype);
+    const std::vector<Tensor> inputs = RandomInputs(f.program, /*seed=*/7);
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, Emulate(p, inputs));
+    ASSERT_EQ(out.size(), 1u);
+    // The emulator's library kernel is the interpreter's device mode of the fixture's Program.
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> want, Evaluate(f.program, inputs, EvalMode::kDevice));
+    ASSERT_EQ(want.size(), 1u);
+    EXPECT_EQ(out[0].shape, want[0].shape);
+    EXPECT_EQ(out[0].data, want[0].data);
+    for (double v : out[0].data) ASSERT_TRUE(std::isfinite(v));
+  }
+}
+
+}  // namespace library_ops_test
+}  // namespace
+}  // namespace prism::codegen
