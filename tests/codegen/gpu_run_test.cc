@@ -558,6 +558,26 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                         {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}}),
                            GpuCase{"epilogue_residual", {{"M", 24}, {"K", 512}, {"N", 256}},
                                    {{"g", 4}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                           // Matmul and elementwise library kernels (split_fixtures.h
+                           // lib_<op>: X's dims x0, x1, ..., W's dims w0, w1, ...): matmul with
+                           // odd M, K, N (a tail of 6 k), a batched X times a 2-D W (bf16),
+                           // broadcast batch dims (f32), 256 x 512 x 384 (several tiles, whole
+                           // k steps), whole k steps and a tail (bf16); add of [3, 1] and
+                           // [1, 4], mul of [4, 1, 3] and [2, 1] (bf16), exp (bf16), scale by
+                           // -0.7 over a grid-stride loop, div of equal shapes (f32), silu.
+                           GpuCase{"lib_matmul", {{"x0", 7}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, {}},
+                           BF16(GpuCase{"lib_matmul", {{"x0", 3}, {"x1", 2}, {"x2", 6}, {"w0", 6}, {"w1", 1}}, {}}),
+                           F32(GpuCase{"lib_matmul", {{"x0", 2}, {"x1", 1}, {"x2", 4}, {"x3", 8}, {"w0", 3}, {"w1", 8}, {"w2", 16}}, {}}),
+                           GpuCase{"lib_matmul", {{"x0", 256}, {"x1", 512}, {"w0", 512}, {"w1", 384}}, {},
+                                   0, false, false, false, false, true},
+                           BF16(GpuCase{"lib_matmul", {{"x0", 100}, {"x1", 40}, {"w0", 40}, {"w1", 130}}, {}}),
+                           GpuCase{"lib_add", {{"x0", 3}, {"x1", 1}, {"w0", 1}, {"w1", 4}}, {}},
+                           BF16(GpuCase{"lib_mul", {{"x0", 4}, {"x1", 1}, {"x2", 3}, {"w0", 2}, {"w1", 1}}, {}}),
+                           BF16(GpuCase{"lib_exp", {{"x0", 5}, {"x1", 7}}, {}}),
+                           GpuCase{"lib_scale", {{"x0", 1000}, {"x1", 333}}, {}},
+                           F32(GpuCase{"lib_div", {{"x0", 6}, {"x1", 7}, {"w0", 6}, {"w1", 7}}, {},
+                                       0, false, false, false, false, true}),
+                           GpuCase{"lib_silu", {{"x0", 64}, {"x1", 96}}, {}},
                            // Concat library kernels (split_fixtures.h: X0's dims x0, x1, ...,
                            // the dim, the other parts' extents along it p1, p2, ...): the last
                            // dim in 16-byte vectors, inner extents 3 and 5 element by element,
