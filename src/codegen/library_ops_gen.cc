@@ -33,7 +33,8 @@
 // Why 64 × 64 (not 32 × 32): 16 accumulators per thread reuse each shared value 4 times (8
 // shared loads per 16 fmaf instead of 4 per 4), and every element of a and b is read from global
 // memory ⌈N / 64⌉ resp. ⌈M / 64⌉ times instead of twice that; 8,256 B of static shared memory and
-// about 40 registers keep 256-thread blocks at full occupancy. Tiles along N and M are blockIdx.x
+// 40–64 registers (NVRTC 13; nvcc 13 sm_90: 48 for 4096³ f16, no spills) leave 4–6 blocks of 256
+// threads per SM, each thread with 16 independent fmaf chains. Tiles along N and M are blockIdx.x
 // and blockIdx.y, batches blockIdx.z, each a grid-stride loop over a grid capped at kMaxGridDim
 // per axis (so no shape exceeds a grid limit). No fast GEMM (no tensor cores, no pipelining): a
 // correct fallback.
