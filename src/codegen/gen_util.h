@@ -192,6 +192,20 @@ absl::StatusOr<LaunchConfig> GeneratePointwiseKernel(const BlockProgram& p, int 
                                                      const CodegenOptions& options,
                                                      std::string& source);
 
+// Shared by the library-kernel generators (library_gen.cc, library_ops_gen.cc):
+// "[d0, d1, ...]".
+std::string LibraryShapeText(const Shape& s);
+// A library kernel's launch: its function name (prism_<program>_<kernel><suffix>), `grid`,
+// `threads` threads, no dynamic shared memory, PDL as the options say; the arguments (and any
+// static shared memory in reduction_bytes) are the caller's.
+LaunchConfig LibraryLaunch(const BlockProgram& p, const std::string& kname,
+                           const CodegenOptions& options, const std::array<int64_t, 3>& grid,
+                           int64_t threads);
+// ResourceExhausted "codegen: kernel <k>: <what> <name> <shape> has more than 2147483647
+// elements (the kernel indexes with 32 bits)" when `t` has more than 2^31 − 1 elements.
+absl::Status CheckLibraryIndexable(const std::string& kname, absl::string_view what,
+                                   const ConcreteTensor& t);
+
 // A library kernel (`p.kernels[kernel]` holds a LibraryKernel; library_gen.cc), appending its
 // source: concat is generated as one copy kernel (docs/codegen.md, "Library kernels: concat");
 // sum, max, mean, softmax and rms_norm over any dim (negative: counted from the end) as one

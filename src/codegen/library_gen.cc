@@ -99,36 +99,6 @@ constexpr int64_t kFibreUnrollScalar = 8;  //                             single
 // Both kernels index with 32 bits.
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
-std::string ShapeText(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
-
-// A library kernel's launch: its function name (prism_<program>_<kernel><suffix>), a 1-D grid
-// of `blocks` blocks of `threads` threads, no shared memory, PDL as the options say; the
-// arguments are the caller's.
-LaunchConfig LibraryLaunch(const BlockProgram& p, const std::string& kname,
-                           const CodegenOptions& options, int64_t blocks, int64_t threads) {
-  LaunchConfig launch;
-  launch.kernel = kname;
-  launch.function = absl::StrCat("prism_", Ident(p.name), "_", Ident(kname), options.name_suffix);
-  launch.grid = {blocks, 1, 1};
-  launch.threads = threads;
-  launch.programmatic = options.programmatic_dependent_launch;
-  return launch;
-}
-
-// ResourceExhausted "codegen: kernel <k>: <what> <name> <shape> has more than 2147483647
-// elements (the kernel indexes with 32 bits)" when `t` has more elements than kMaxElements.
-absl::Status CheckIndexable(const std::string& kname, absl::string_view what,
-                            const ConcreteTensor& t) {
-  int64_t elements = 1;  // saturating (every dim is at least 1)
-  for (int64_t d : t.shape) {
-    elements = elements > kMaxElements / d ? kMaxElements + 1 : elements * d;
-  }
-  if (elements <= kMaxElements) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat("codegen: kernel ", kname, ": ", what, " ",
-                                                   t.name, " ", ShapeText(t.shape),
-                                                   " has more than ", kMaxElements,
-                                                   " elements (the kernel indexes with 32 bits)"));
-}
 
 // The concat kernel (file comment) of library kernel `kname`.
 absl::StatusOr<LaunchConfig> GenerateConcat(const BlockProgram& p, const std::string& kname,
@@ -168,31 +138,31 @@ absl::StatusOr<LaunchConfig> GenerateConcat(const BlockProgram& p, const std::st
                                     " is ", DTypeName(first.dtype)));
     }
     if (static_cast<int>(x.shape.size()) != rank) {
-      return malformed(absl::StrCat(x.name, " ", ShapeText(x.shape), " and ", first.name, " ",
-                                    ShapeText(first.shape), " differ in rank"));
+      return malformed(absl::StrCat(x.name, " ", LibraryShapeText(x.shape), " and ", first.name, " ",
+                                    LibraryShapeText(first.shape), " differ in rank"));
     }
     for (int d = 0; d < rank; ++d) {
       if (x.shape[d] < 1) {
-        return malformed(absl::StrCat(x.name, " ", ShapeText(x.shape), " has an empty dim"));
+        return malformed(absl::StrCat(x.name, " ", LibraryShapeText(x.shape), " has an empty dim"));
       }
       if (d != dim && x.shape[d] != first.shape[d]) {
-        return malformed(absl::StrCat(x.name, " ", ShapeText(x.shape), " and ", first.name, " ",
-                                      ShapeText(first.shape), " differ outside dim ", dim));
+        return malformed(absl::StrCat(x.name, " ", LibraryShapeText(x.shape), " and ", first.name, " ",
+                                      LibraryShapeText(first.shape), " differ outside dim ", dim));
       }
     }
     want[dim] += x.shape[dim];
   }
   if (out.dtype != first.dtype || out.shape != want) {
     return malformed(absl::StrCat("the result ", out.name, " is ", DTypeName(out.dtype), " ",
-                                  ShapeText(out.shape), ", expected ", DTypeName(first.dtype),
-                                  " ", ShapeText(want)));
+                                  LibraryShapeText(out.shape), ", expected ", DTypeName(first.dtype),
+                                  " ", LibraryShapeText(want)));
   }
   absl::StatusOr<std::string> elem = DeviceElemType(out);
   if (!elem.ok()) {
     return absl::UnimplementedError(
         absl::StrCat("codegen: kernel ", kname, ": ", elem.status().message()));
   }
-  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, "concat result", out));
+  PRISM_RETURN_IF_ERROR(CheckLibraryIndexable(kname, "concat result", out));
 
   // [outer, inner_i] views; the vector condition.
   const int64_t bytes = DTypeBytes(out.dtype);
@@ -216,7 +186,7 @@ absl::StatusOr<LaunchConfig> GenerateConcat(const BlockProgram& p, const std::st
   const int64_t blocks =
       std::clamp<int64_t>((units + kConcatThreads - 1) / kConcatThreads, 1, kConcatMaxBlocks);
 
-  LaunchConfig launch = LibraryLaunch(p, kname, options, blocks, kConcatThreads);
+  LaunchConfig launch = LibraryLaunch(p, kname, options, {blocks, 1, 1}, kConcatThreads);
   // Parameters: each operand tensor once, in operand order, then the result.
   std::vector<std::string> params;
   for (int t : lk.operands) {
@@ -234,13 +204,13 @@ absl::StatusOr<LaunchConfig> GenerateConcat(const BlockProgram& p, const std::st
   std::vector<std::string> parts, counts;
   for (size_t i = 0; i < lk.operands.size(); ++i) {
     const ConcreteTensor& x = p.tensors[lk.operands[i]];
-    parts.push_back(absl::StrCat(x.name, " ", ShapeText(x.shape)));
+    parts.push_back(absl::StrCat(x.name, " ", LibraryShapeText(x.shape)));
     counts.push_back(absl::StrCat(inner[i]));
   }
   std::string s;
   absl::StrAppend(&s, "// kernel ", kname, ": library kernel concat(", absl::StrJoin(parts, ", "),
                   ", dim ", dim, ") -> ", out.name, " ", DTypeName(out.dtype), " ",
-                  ShapeText(out.shape), "; ", outer, " row(s) of ", absl::StrJoin(counts, " + "),
+                  LibraryShapeText(out.shape), "; ", outer, " row(s) of ", absl::StrJoin(counts, " + "),
                   " = ", row, " ", unit_name, ", ", units, " in all; grid ", blocks, ", ",
                   kConcatThreads, " threads, grid-stride, ", kConcatUnroll,
                   " units in flight per thread and step\n");
@@ -366,15 +336,15 @@ absl::StatusOr<LaunchConfig> GenerateFibreOp(const BlockProgram& p, const std::s
   }
   const int dim = static_cast<int>(lk.dim < 0 ? lk.dim + rank : lk.dim);
   for (int64_t d : x.shape) {
-    if (d < 1) return malformed(absl::StrCat(x.name, " ", ShapeText(x.shape), " has an empty dim"));
+    if (d < 1) return malformed(absl::StrCat(x.name, " ", LibraryShapeText(x.shape), " has an empty dim"));
   }
   const bool reduces = lk.op == OpKind::kSum || lk.op == OpKind::kMax || lk.op == OpKind::kMean;
   Shape want = x.shape;
   if (reduces) want[dim] = 1;
   if (out.dtype != x.dtype || out.shape != want) {
     return malformed(absl::StrCat("the result ", out.name, " is ", DTypeName(out.dtype), " ",
-                                  ShapeText(out.shape), ", expected ", DTypeName(x.dtype), " ",
-                                  ShapeText(want)));
+                                  LibraryShapeText(out.shape), ", expected ", DTypeName(x.dtype), " ",
+                                  LibraryShapeText(want)));
   }
   if (lk.op == OpKind::kRmsNorm && !(std::isfinite(lk.eps) && lk.eps >= 0)) {
     return malformed(absl::StrCat("eps ", lk.eps, " is not finite and at least 0"));
@@ -385,7 +355,7 @@ absl::StatusOr<LaunchConfig> GenerateFibreOp(const BlockProgram& p, const std::s
         absl::StrCat("codegen: kernel ", kname, ": ", elem.status().message()));
   }
   // The operand is the larger tensor.
-  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, absl::StrCat(op_name, " operand"), x));
+  PRISM_RETURN_IF_ERROR(CheckLibraryIndexable(kname, absl::StrCat(op_name, " operand"), x));
 
   // The [outer, n, inner] view.
   int64_t outer = 1, inner = 1;
@@ -396,7 +366,7 @@ absl::StatusOr<LaunchConfig> GenerateFibreOp(const BlockProgram& p, const std::s
   const FibreLayout lay = ChooseFibreLayout(outer, n, inner, DTypeBytes(x.dtype));
   const int64_t V = lay.v;
 
-  LaunchConfig launch = LibraryLaunch(p, kname, options, lay.blocks, kFibreThreads);
+  LaunchConfig launch = LibraryLaunch(p, kname, options, {lay.blocks, 1, 1}, kFibreThreads);
   launch.args = {xt, lk.result};
   launch.written = {false, true};
   launch.reduction_bytes = lay.shared_bytes;  // static here: a library kernel has no dynamic smem
@@ -536,9 +506,9 @@ absl::StatusOr<LaunchConfig> GenerateFibreOp(const BlockProgram& p, const std::s
 
   // The comment line: the view, the mode and its rule, the launch.
   absl::StrAppend(&s, "// kernel ", kname, ": library kernel ", op_name, "(", x.name, " ",
-                  DTypeName(x.dtype), " ", ShapeText(x.shape), ", dim ", dim);
+                  DTypeName(x.dtype), " ", LibraryShapeText(x.shape), ", dim ", dim);
   if (lk.op == OpKind::kRmsNorm) absl::StrAppend(&s, ", eps ", FloatLit(lk.eps));
-  absl::StrAppend(&s, ") -> ", out.name, " ", ShapeText(out.shape), "; viewed as [", outer, ", ",
+  absl::StrAppend(&s, ") -> ", out.name, " ", LibraryShapeText(out.shape), "; viewed as [", outer, ", ",
                   n, ", ", inner, "]: ", fibres, " fibre(s) of ", n, " at stride ", inner, "; ");
   const char* units = V > 1 ? "16-byte units of V" : "elements, V";
   if (rows) {
@@ -643,6 +613,34 @@ absl::StatusOr<LaunchConfig> GenerateFibreOp(const BlockProgram& p, const std::s
 }
 
 }  // namespace
+
+std::string LibraryShapeText(const Shape& s) {
+  return absl::StrCat("[", absl::StrJoin(s, ", "), "]");
+}
+
+LaunchConfig LibraryLaunch(const BlockProgram& p, const std::string& kname,
+                           const CodegenOptions& options, const std::array<int64_t, 3>& grid,
+                           int64_t threads) {
+  LaunchConfig launch;
+  launch.kernel = kname;
+  launch.function = absl::StrCat("prism_", Ident(p.name), "_", Ident(kname), options.name_suffix);
+  launch.grid = grid;
+  launch.threads = threads;
+  launch.programmatic = options.programmatic_dependent_launch;
+  return launch;
+}
+
+absl::Status CheckLibraryIndexable(const std::string& kname, absl::string_view what,
+                                   const ConcreteTensor& t) {
+  int64_t elements = 1;  // saturating (every dim is at least 1)
+  for (int64_t d : t.shape) {
+    elements = elements > kMaxElements / d ? kMaxElements + 1 : elements * d;
+  }
+  if (elements <= kMaxElements) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "codegen: kernel ", kname, ": ", what, " ", t.name, " ", LibraryShapeText(t.shape),
+      " has more than ", kMaxElements, " elements (the kernel indexes with 32 bits)"));
+}
 
 absl::StatusOr<LaunchConfig> GenerateLibraryKernel(const BlockProgram& p, int kernel,
                                                    const CodegenOptions& options,

@@ -74,8 +74,6 @@ constexpr int64_t kPer = kTile / 16;     // outputs per thread along m and along
 constexpr int64_t kMaxGridDim = 65535;   // gridDim.y and gridDim.z limit (x capped alike)
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
-std::string ShapeText(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
-
 int64_t Elements(const Shape& s) {  // saturating at kMaxElements + 1 (every dim ≥ 1)
   int64_t n = 1;
   for (int64_t d : s) n = n > kMaxElements / d ? kMaxElements + 1 : n * d;
@@ -100,20 +98,6 @@ Shape Aligned(const Shape& s, size_t r) {
   Shape out(r - s.size(), 1);
   out.insert(out.end(), s.begin(), s.end());
   return out;
-}
-
-// A library kernel's launch: its function name (prism_<program>_<kernel><suffix>), the grid,
-// kThreads threads, no dynamic shared memory, PDL as the options say (as library_gen.cc's
-// LibraryLaunch).
-LaunchConfig Launch(const BlockProgram& p, const std::string& kname, const CodegenOptions& options,
-                    const std::array<int64_t, 3>& grid) {
-  LaunchConfig launch;
-  launch.kernel = kname;
-  launch.function = absl::StrCat("prism_", Ident(p.name), "_", Ident(kname), options.name_suffix);
-  launch.grid = grid;
-  launch.threads = kThreads;
-  launch.programmatic = options.programmatic_dependent_launch;
-  return launch;
 }
 
 // Parameters: each distinct operand tensor once in operand order (const), then the result.
@@ -164,12 +148,12 @@ absl::Status CheckOperands(const BlockProgram& p, const std::string& kname,
   for (int t : lk.operands) {
     const ConcreteTensor& x = p.tensors[t];
     if (x.shape.size() < min_rank) {
-      return malformed(absl::StrCat(x.name, " ", ShapeText(x.shape), " has rank ", x.shape.size(),
+      return malformed(absl::StrCat(x.name, " ", LibraryShapeText(x.shape), " has rank ", x.shape.size(),
                                     min_rank > 1 ? absl::StrCat(" (at least ", min_rank, ")")
                                                  : std::string()));
     }
     for (int64_t d : x.shape) {
-      if (d < 1) return malformed(absl::StrCat(x.name, " ", ShapeText(x.shape), " has an empty dim"));
+      if (d < 1) return malformed(absl::StrCat(x.name, " ", LibraryShapeText(x.shape), " has an empty dim"));
     }
     if (x.dtype != first.dtype) {
       return malformed(absl::StrCat(x.name, " is ", DTypeName(x.dtype), " but ", first.name,
@@ -194,19 +178,8 @@ absl::Status CheckResult(const BlockProgram& p, const std::string& kname, const 
   if (out.dtype == dtype && out.shape == want) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "codegen: kernel ", kname, ": ", GetOpInfo(lk.op).name, ": the result ", out.name, " is ",
-      DTypeName(out.dtype), " ", ShapeText(out.shape), ", expected ", DTypeName(dtype), " ",
-      ShapeText(want)));
-}
-
-// ResourceExhausted when `t` has more than kMaxElements elements (as library_gen.cc's
-// CheckIndexable).
-absl::Status CheckIndexable(const std::string& kname, absl::string_view what,
-                            const ConcreteTensor& t) {
-  if (Elements(t.shape) <= kMaxElements) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat("codegen: kernel ", kname, ": ", what, " ",
-                                                   t.name, " ", ShapeText(t.shape),
-                                                   " has more than ", kMaxElements,
-                                                   " elements (the kernel indexes with 32 bits)"));
+      DTypeName(out.dtype), " ", LibraryShapeText(out.shape), ", expected ", DTypeName(dtype), " ",
+      LibraryShapeText(want)));
 }
 
 // The broadcast view (file comment) of `shape` (the result, or a matmul's batch dims) read by
@@ -293,7 +266,7 @@ std::string ViewSummary(const BroadcastView& v, const std::vector<std::string>& 
   for (size_t o = 0; o < names.size(); ++o) {
     parts.push_back(absl::StrCat(names[o], " at ", OperandIndex(v, o, e)));
   }
-  std::string runs = NeedsRuns(v) ? absl::StrCat("runs ", ShapeText(v.runs), ", ") : "";
+  std::string runs = NeedsRuns(v) ? absl::StrCat("runs ", LibraryShapeText(v.runs), ", ") : "";
   return absl::StrCat(runs, absl::StrJoin(parts, ", "));
 }
 
@@ -337,8 +310,8 @@ absl::StatusOr<LaunchConfig> Elementwise(const BlockProgram& p, const std::strin
     std::optional<Shape> s = Broadcast(a.shape, b.shape);
     if (!s) {
       return absl::InvalidArgumentError(absl::StrCat("codegen: kernel ", kname, ": ", op_name,
-                                                     ": ", a.name, " ", ShapeText(a.shape),
-                                                     " and ", b.name, " ", ShapeText(b.shape),
+                                                     ": ", a.name, " ", LibraryShapeText(a.shape),
+                                                     " and ", b.name, " ", LibraryShapeText(b.shape),
                                                      " do not broadcast"));
     }
     want = *s;
@@ -349,12 +322,12 @@ absl::StatusOr<LaunchConfig> Elementwise(const BlockProgram& p, const std::strin
                                                    lk.scalar, " is not finite"));
   }
   // Operands have at most the result's elements (broadcasting only widens).
-  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, absl::StrCat(op_name, " result"), out));
+  PRISM_RETURN_IF_ERROR(CheckLibraryIndexable(kname, absl::StrCat(op_name, " result"), out));
 
   const int64_t elements = Elements(out.shape);
   const int64_t blocks =
       std::clamp<int64_t>((elements + kThreads - 1) / kThreads, 1, kMaxBlocks);
-  LaunchConfig launch = Launch(p, kname, options, {blocks, 1, 1});
+  LaunchConfig launch = LibraryLaunch(p, kname, options, {blocks, 1, 1}, kThreads);
   const std::string params = Params(p, lk, elem, launch);
 
   // The same tensor twice is read once (same tensor, same shape, same index).
@@ -370,13 +343,13 @@ absl::StatusOr<LaunchConfig> Elementwise(const BlockProgram& p, const std::strin
   std::vector<std::string> operand_text;
   for (int t : lk.operands) {
     operand_text.push_back(absl::StrCat(p.tensors[t].name, " ", DTypeName(p.tensors[t].dtype), " ",
-                                        ShapeText(p.tensors[t].shape)));
+                                        LibraryShapeText(p.tensors[t].shape)));
   }
   std::string s;
   absl::StrAppend(&s, "// kernel ", kname, ": library kernel ", op_name, "(",
                   absl::StrJoin(operand_text, ", "));
   if (lk.op == OpKind::kScale) absl::StrAppend(&s, ", c ", FloatLit(lk.scalar));
-  absl::StrAppend(&s, ") -> ", out.name, " ", DTypeName(out.dtype), " ", ShapeText(out.shape),
+  absl::StrAppend(&s, ") -> ", out.name, " ", DTypeName(out.dtype), " ", LibraryShapeText(out.shape),
                   "; ", elements, " element(s) e, ", ViewSummary(v, names, "e"),
                   "; one per thread and step; grid ", blocks, ", ", kThreads,
                   " threads, grid-stride\n");
@@ -424,43 +397,44 @@ absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kn
   const size_t ra = a.shape.size(), rb = b.shape.size();
   const int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
   if (b.shape[rb - 2] != k) {
-    return malformed(absl::StrCat(a.name, " ", ShapeText(a.shape), " and ", b.name, " ",
-                                  ShapeText(b.shape), " differ in K (", k, " and ",
+    return malformed(absl::StrCat(a.name, " ", LibraryShapeText(a.shape), " and ", b.name, " ",
+                                  LibraryShapeText(b.shape), " differ in K (", k, " and ",
                                   b.shape[rb - 2], ")"));
   }
   const Shape batch_a(a.shape.begin(), a.shape.end() - 2);
   const Shape batch_b(b.shape.begin(), b.shape.end() - 2);
   std::optional<Shape> batch = Broadcast(batch_a, batch_b);
   if (!batch) {
-    return malformed(absl::StrCat("the batch dims of ", a.name, " ", ShapeText(a.shape), " and ",
-                                  b.name, " ", ShapeText(b.shape), " do not broadcast"));
+    return malformed(absl::StrCat("the batch dims of ", a.name, " ", LibraryShapeText(a.shape), " and ",
+                                  b.name, " ", LibraryShapeText(b.shape), " do not broadcast"));
   }
   Shape want = *batch;
   want.push_back(m);
   want.push_back(n);
   PRISM_RETURN_IF_ERROR(CheckResult(p, kname, lk, want));
-  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, "matmul operand", a));
-  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, "matmul operand", b));
-  PRISM_RETURN_IF_ERROR(CheckIndexable(kname, "matmul result", out));
+  PRISM_RETURN_IF_ERROR(CheckLibraryIndexable(kname, "matmul operand", a));
+  PRISM_RETURN_IF_ERROR(CheckLibraryIndexable(kname, "matmul operand", b));
+  PRISM_RETURN_IF_ERROR(CheckLibraryIndexable(kname, "matmul result", out));
 
   const int64_t batches = Elements(*batch);
   const int64_t tiles_m = (m + kTile - 1) / kTile, tiles_n = (n + kTile - 1) / kTile;
   const std::array<int64_t, 3> grid = {std::min(tiles_n, kMaxGridDim),
                                        std::min(tiles_m, kMaxGridDim),
                                        std::min(batches, kMaxGridDim)};
-  LaunchConfig launch = Launch(p, kname, options, grid);
+  LaunchConfig launch = LibraryLaunch(p, kname, options, grid, kThreads);
   const std::string params = Params(p, lk, elem, launch);
   const std::string ap = ParamName(p, lk.operands[0]), bp = ParamName(p, lk.operands[1]);
   const std::string yp = ParamName(p, lk.result);
   const BroadcastView v = MakeView(*batch, {batch_a, batch_b});
   const int64_t full_steps = k / kTileK, tail = k % kTileK;
   const int64_t smem = (kTileK * (kTile + 1) + kTileK * kTile) * 4;
+  launch.reduction_bytes = smem;  // the static tiles, for the resource audit (audit.cc)
 
   std::string s;
   absl::StrAppend(&s, "// kernel ", kname, ": library kernel matmul(", a.name, " ",
-                  DTypeName(a.dtype), " ", ShapeText(a.shape), ", ", b.name, " ",
-                  DTypeName(b.dtype), " ", ShapeText(b.shape), ") -> ", out.name, " ",
-                  DTypeName(out.dtype), " ", ShapeText(out.shape), "; ", batches,
+                  DTypeName(a.dtype), " ", LibraryShapeText(a.shape), ", ", b.name, " ",
+                  DTypeName(b.dtype), " ", LibraryShapeText(b.shape), ") -> ", out.name, " ",
+                  DTypeName(out.dtype), " ", LibraryShapeText(out.shape), "; ", batches,
                   " batch(es) z of [", m, ", ", k, "] x [", k, ", ", n, "]",
                   batches == 1 ? std::string()
                                : absl::StrCat(", ", ViewSummary(v, {a.name, b.name}, "z")),
