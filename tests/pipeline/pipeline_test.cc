@@ -245,6 +245,32 @@ TEST(PipelineTest, OptimizePartsCutsAnMlpAndKeepsAWholeProgramWhole) {
 // OptimizeParts cuts out a concat that no family fuses (search::SplitAtConcat): a matmul of a
 // concat of inputs is the concat's copy (one library kernel, proved with no rewrite) then the
 // matmul reading it; both parts' proofs check, WritePlan lays them out and Audit re-checks them.
+// The fallback: a matmul of 12 columns has no family that generates (rows of 24 bytes); it
+// runs as one library kernel, named as any part; without the fallback the no-family error.
+TEST(PipelineTest, OptimizePartsFallsBackToALibraryKernel) {
+  ASSERT_OK_AND_ASSIGN(Program p, ParseProgram("A = input f16[4, 64]\nW = input f16[64, 12]\n"
+                                               "Y = matmul(A, W)\noutput Y\n"));
+  OptimizeOptions o = TestOptions();
+  o.program_label = "narrow";
+  ASSERT_OK_AND_ASSIGN(Plan plan, OptimizeParts(p, o));
+  ASSERT_TRUE(plan.result.has_value());
+  EXPECT_TRUE(plan.parts.empty());
+  ASSERT_EQ(plan.result->kernels.size(), 1u);
+  EXPECT_EQ(plan.result->kernels[0].function, "prism_narrow_k0");
+  EXPECT_THAT(plan.result->family_json, HasSubstr("\"kind\": \"library\""));
+  EXPECT_TRUE(plan.result->assignment.empty());
+  ASSERT_OK(CheckProof(plan.result->report.proof_json).status());
+  o.fallback = false;
+  EXPECT_THAT(OptimizeParts(p, o).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       StartsWith("no family can be generated as CUDA yet: ")));
+  // Optimize itself never falls back.
+  o.fallback = true;
+  EXPECT_THAT(Optimize(p, o).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       StartsWith("no family can be generated as CUDA yet: ")));
+}
+
 TEST(PipelineTest, OptimizePartsRunsAConcatAsAKernelOfItsOwn) {
   ASSERT_OK_AND_ASSIGN(Program p, ParseProgram("X = input f16[4, 128]\n"
                                                "H = input f16[4, 64]\n"
