@@ -1,0 +1,88 @@
+"""Library kernels against PyTorch, timed like the harness (2026-12-06, issue 7).
+
+Run on the GPU machine from the repository root after `prism optimize FILE --gpu 0 --out
+<root>/out_<name>` for each program below (bench/gpu/concat_check.sh does that for every
+.prism file in the folder; the files are the `PROGRAMS` texts, written by `--write DIR` here):
+
+    PYTHONUNBUFFERED=1 python3 bench/gpu/library_bench.py .carry/opt/concat
+
+For each program that prism ran as one library kernel (a reduction or norm over another dim
+than the last, or the fallback's matmul / elementwise kernel for shapes the templates refuse):
+prism's kernel (bench_optimize.Program on the output directory) and the PyTorch expression on
+the same rotated input sets (harness.graph_us), the results compared (relative error of the
+L2 norm, as the harness), and the bytes per call over the time.
+"""
+import os, sys, json
+
+PROGRAMS = {
+    "colsum": "X = input f16[64, 4096]\nY = sum(X, 0)\noutput Y\n",
+    "bigsum": "X = input f16[4096, 4096]\nY = sum(X, 0)\noutput Y\n",
+    "softmax0": "X = input f16[4096, 1024]\nY = softmax(X, 0)\noutput Y\n",
+    "rms1": "X = input bf16[8, 1000, 40]\nY = rms_norm(X, 1, eps=1e-05)\noutput Y\n",
+    "mm_odd": "A = input f16[1024, 1000]\nB = input f16[1000, 1003]\nY = matmul(A, B)\noutput Y\n",
+    "add_odd": "X = input f32[4096, 1001]\nb = input f32[1, 1001]\nY = add(X, b)\noutput Y\n",
+}
+
+if len(sys.argv) > 2 and sys.argv[1] == "--write":
+    os.makedirs(sys.argv[2], exist_ok=True)
+    for n, t in PROGRAMS.items():
+        with open(os.path.join(sys.argv[2], n + ".prism"), "w") as f:
+            f.write(t)
+    sys.exit(0)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_optimize as bo  # noqa: E402
+import torch  # noqa: E402
+
+harness = bo.harness
+F16, BF16, F32 = torch.float16, torch.bfloat16, torch.float32
+
+
+def r(*shape, dtype=F16):
+    return lambda: torch.randn(*shape, dtype=dtype, device="cuda")
+
+
+def rms(x, dim, eps):
+    xf = x.float()
+    return (xf * torch.rsqrt((xf * xf).mean(dim, keepdim=True) + eps)).to(x.dtype)
+
+
+CASES = {  # name: (makers, torch fn, input names)
+    "colsum": ([r(64, 4096)], lambda x: x.float().sum(0, keepdim=True).half(), ["X"]),
+    "bigsum": ([r(4096, 4096)], lambda x: x.float().sum(0, keepdim=True).half(), ["X"]),
+    "softmax0": ([r(4096, 1024)], lambda x: torch.softmax(x, 0), ["X"]),
+    "rms1": ([r(8, 1000, 40, dtype=BF16)], lambda x: rms(x, 1, 1e-5), ["X"]),
+    "mm_odd": ([r(1024, 1000), r(1000, 1003)], lambda a, b: a @ b, ["A", "B"]),
+    "add_odd": ([r(4096, 1001, dtype=F32), r(1, 1001, dtype=F32)], lambda x, b: x + b, ["X", "b"]),
+}
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else ".carry/opt/concat"
+    res = {}
+    for name, (makers, fn, inputs) in CASES.items():
+        folder = os.path.join(root, f"out_{name}")
+        if not os.path.exists(os.path.join(folder, "launch.json")):
+            print(name, "no single-kernel prism output", flush=True)
+            continue
+        p = bo.Program(folder, inputs)
+        make = lambda: tuple(m() for m in makers)
+        a = make()
+        out = fn(*a)
+        nbytes = sum(t.numel() * t.element_size() for t in a) + out.numel() * out.element_size()
+        sets = harness.input_sets(make, nbytes)
+        got = p(*sets[0]).float()
+        want = fn(*sets[0]).float()
+        err = ((got - want).norm() / want.norm()).item()
+        tp = harness.graph_us(p, sets)
+        tt = harness.graph_us(fn, sets)
+        res[name] = dict(bytes=nbytes, sets=len(sets), relerr=err, prism_us=tp, torch_us=tt,
+                         prism_over_torch=tp / tt, prism_TBps=nbytes / tp / 1e6)
+        print(name, json.dumps(res[name]), flush=True)
+    with open(os.path.join(os.environ.get("OUT", "/tmp"), "library_bench.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
