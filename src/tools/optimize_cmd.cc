@@ -122,11 +122,12 @@ const CommandSpec& OptimizeSpec() {
 }
 
 // Optimizes a one-output `program` (search, tune, files and report in `out_dir`) and prints
-// the summary, or with --json fills `json_sink` (prints it when null).
+// the summary, or with --json fills `json_sink` (prints it when null). `fallback`: why the
+// program runs as one library kernel (the no-family error), for the JSON's "fallback" field.
 absl::Status OptimizeOne(const Program& program, const std::string& label, const Target& target,
                          const tune::TuneOptions& options, const std::string& out_dir,
                          const ParsedArgs& args, Io& io, absl::Time started,
-                         nlohmann::ordered_json* json_sink) {
+                         nlohmann::ordered_json* json_sink, absl::string_view fallback = {}) {
   absl::StatusOr<tune::TuneResult> result = tune::Optimize(program, target, options);
   if (io.err_is_terminal) io.err << "\r\033[K" << std::flush;
   PRISM_RETURN_IF_ERROR(result.status());
@@ -150,6 +151,7 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
     j["program"] = label;
     j["target"] = target.name;
     j["out"] = out_dir;
+    if (!fallback.empty()) j["fallback"] = std::string(fallback);
     j["selection"] = tune::MethodName(r.method);
     if (!r.no_gpu_reason.empty()) j["no_gpu_reason"] = r.no_gpu_reason;
     if (r.device) {
@@ -396,7 +398,8 @@ absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
     tune::TuneOptions lib = options;
     lib.search.library_kernel = true;
     const absl::Status ls =
-        OptimizeOne(program, label, target, lib, out_dir, args, io, started, json_sink);
+        OptimizeOne(program, label, target, lib, out_dir, args, io, started, json_sink,
+                    st.message());
     if (!tune::IsNoFamilyError(ls)) return ls;
     return absl::Status(st.code(), absl::StrCat(st.message(), "; nor as a library kernel: ",
                                                 ls.message()));

@@ -371,6 +371,17 @@ TEST(OptimizeCliTest, TheFallbackRunsWhatNoFamilyGeneratesAsLibraryKernels) {
     }
     std::filesystem::remove_all(run.dir);
   }
+  // --json names the reason in "fallback".
+  const std::string dir = Tmp("fallback_json");
+  std::ofstream(dir + "/n.prism") << kCases[0].text;
+  const Result j =
+      RunPrismUnbudgeted({"optimize", dir + "/n.prism", "--no-gpu", "--json", "--out", dir + "/o"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json parsed = nlohmann::json::parse(j.out);
+  EXPECT_THAT(parsed["fallback"].get<std::string>(),
+              StartsWith("no family can be generated as CUDA yet: 11 families tried; "));
+  EXPECT_EQ(parsed["selected"]["kernels"], 1);
+  std::filesystem::remove_all(dir);
 }
 
 // Attention written the usual way, scores scaled before the softmax: no family before
