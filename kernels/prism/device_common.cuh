@@ -466,6 +466,9 @@ __device__ __forceinline__ float LdClusterBF16(u32_t addr) {
   return BF16ToF32(h);
 }
 #endif
+// relu (docs/ir_semantics.md §2): x if x > 0, NaN kept, else +0 (relu(−0) = +0); fmaxf(x, 0)
+// would turn a NaN into 0.
+__device__ __forceinline__ float Relu(float x) { return (x > 0.0f || x != x) ? x : 0.0f; }
 __device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }
 __device__ __forceinline__ float Gelu(float x) {  // exact (erf) form
   return (0.5f * x) * (1.0f + erff(x * 0.70710678118654752f));

@@ -80,7 +80,7 @@ std::string UnaryExpr(const ConcreteBlockOp& op, const std::string& x) {
     case OpKind::kGelu:
       return absl::StrCat("prism_dev::Gelu(", x, ")");
     case OpKind::kRelu:
-      return absl::StrCat("fmaxf(", x, ", 0.0f)");
+      return absl::StrCat("prism_dev::Relu(", x, ")");  // NaN kept (fmaxf would drop it)
     case OpKind::kSqrt:
       return absl::StrCat("sqrtf(", x, ")");
     case OpKind::kRsqrt:

@@ -15,9 +15,8 @@
 //
 // Elementwise (unary ops including scale; add, sub, mul, div): one result element per thread
 // and grid-stride step; each operand element converted to f32, one f32 expression (§3.2:
-// UnaryExpr's, except relu, written here with §2's NaN rule, and scale by an f32 constant that
-// overflowed to inf), rounded once to the result dtype. The same tensor twice (mul(X, X)) is one
-// parameter and one load. Launch: kThreads threads, ⌈elements / kThreads⌉ blocks capped at
+// UnaryExpr's, except scale by an f32 constant that overflowed to inf), rounded once to the
+// result dtype. The same tensor twice (mul(X, X)) is one parameter and one load. Launch: kThreads threads, ⌈elements / kThreads⌉ blocks capped at
 // kMaxBlocks (one wave of 4 blocks on each of the H100's / H200's 132 SMs); no shared memory.
 //
 // Matmul a[…A, M, K] × b[…B, K, N] → [broadcast(A, B), M, N]: a block of kThreads threads
@@ -281,9 +280,6 @@ std::string FromF32Of(DType dtype, const std::string& v) {
 
 // The f32 expression of unary op `lk` on f32 value `x` (§2, §3.2).
 std::string UnaryOf(const LibraryKernel& lk, const std::string& x) {
-  if (lk.op == OpKind::kRelu) {  // x if x > 0, NaN kept, else +0 (relu(−0) = +0)
-    return absl::StrCat("(", x, " > 0.0f || ", x, " != ", x, ") ? ", x, " : 0.0f");
-  }
   if (lk.op == OpKind::kScale && std::isinf(static_cast<float>(lk.scalar))) {  // f32(c) = ±inf
     return absl::StrCat(lk.scalar < 0 ? "-" : "", "__int_as_float(0x7f800000) * ", x);
   }

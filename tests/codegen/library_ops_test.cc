@@ -338,7 +338,7 @@ TEST(LibraryOpsTest, ElementwiseLibraryKernel) {
       {"gelu", OpKind::kGelu, {{3, 5}}, kF32, {}, 0, 1, x, "15 element(s) e, X at e;",
        {"const float a = t_X[e];", "t_Y[e] = prism_dev::Gelu(a);"}, true},
       {"relu", OpKind::kRelu, {{64}}, kF16, {}, 0, 1, x, "64 element(s) e",
-       {kFlat16, store16("(a > 0.0f || a != a) ? a : 0.0f")}, true},
+       {kFlat16, store16("prism_dev::Relu(a)")}, true},
       {"sqrt", OpKind::kSqrt, {{2, 3, 4}}, kBF16, {}, 0, 1, x, "24 element(s) e",
        {"t_Y[e] = prism_dev::F32ToBF16(sqrtf(a));"}, true},
       {"rsqrt", OpKind::kRsqrt, {{2, 3, 4, 5}}, kF16, {}, 0, 1, x, "120 element(s) e",
