@@ -39,7 +39,7 @@ INPUTS = {
     "lora": ["X", "W", "A", "B"],
     "ntrans": ["X", "H", "Alpha"],
 }
-DT = {"f16": torch.float16, "f32": torch.float32}
+DT = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 
 
 class _LaunchAttr(ctypes.Structure):  # CUlaunchAttribute
