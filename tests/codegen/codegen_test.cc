@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "block/fixtures/fixtures.h"
+#include "library_checks.h"
 #include "split_fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -2496,22 +2497,6 @@ namespace {
 using launch_options::Count;
 using launch_options::Parse;
 
-// A library kernel's host.h launches it with the PDL attribute (through cudaLaunchKernelEx) or
-// with <<<grid, 256>>>, as `pdl` says, and generating it again gives the same files.
-void ExpectLibraryLaunchAndDeterminism(const BlockProgram& p, const CodegenOptions& options,
-                                       const GeneratedCode& code, const std::string& function,
-                                       int64_t grid, bool pdl) {
-  EXPECT_EQ(Count(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
-            pdl ? 1 : 0);
-  EXPECT_EQ(Count(code.host_header,
-                  absl::StrCat(function, "<<<dim3(", grid, ", 1, 1), dim3(256), 0, ")),
-            pdl ? 0 : 1);
-  ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
-  EXPECT_EQ(again.source, code.source);  // deterministic
-  EXPECT_EQ(again.launch_json, code.launch_json);
-  EXPECT_EQ(again.host_header, code.host_header);
-}
-
 // A program of one concat library kernel (split_fixtures.h MakeConcatFixture).
 absl::StatusOr<BlockProgram> ConcatProgram(const std::vector<Shape>& parts, int64_t dim,
                                            DType dtype = DType::kF16,
@@ -2581,36 +2566,10 @@ TEST(CodegenTest, ConcatLibraryKernel) {
       CodegenOptions options;
       options.programmatic_dependent_launch = pdl;
       ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-      ASSERT_EQ(code.launches.size(), 1u);
-      const LaunchConfig& l = code.launches[0];
-      EXPECT_EQ(l.kernel, "k0");
-      EXPECT_EQ(l.function, "prism_concat_k0");
-      EXPECT_EQ(l.grid, (std::array<int64_t, 3>{c.grid, 1, 1}));
-      EXPECT_EQ(l.threads, 256);
-      EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, 1}));
-      EXPECT_EQ(l.programmatic, pdl);
-      EXPECT_EQ(l.dynamic_smem_bytes, 0);
-      EXPECT_EQ(l.residency_pad_bytes, 0);
-      EXPECT_EQ(l.stage_bytes, 0);
-      EXPECT_EQ(l.reduction_bytes, 0);
-      EXPECT_EQ(l.accumulator_regs, 0);
-      std::vector<std::string> args, params, host_params;
-      std::vector<bool> written;
-      for (size_t i = 0; i < l.args.size(); ++i) {
-        const std::string& name = p.tensors[l.args[i]].name;
-        const bool last = i + 1 == l.args.size();
-        args.push_back(name);
-        written.push_back(last);
-        params.push_back(absl::StrCat(last ? "" : "const ", elem, "* __restrict__ t_", name));
-        host_params.push_back(absl::StrCat(last ? "" : "const ", "void* t_", name));
-      }
-      EXPECT_EQ(args, c.args);
-      EXPECT_EQ(l.written, written);
+      // Launch, arguments, signature, launch.json, host.h, determinism.
+      library_checks::ExpectLibraryLaunch(p, options, code, "prism_concat_k0", {c.grid, 1, 1},
+                                          c.args, c.dtype);
       // The source.
-      EXPECT_THAT(code.source, HasSubstr(absl::StrCat(
-                                   "extern \"C\" __global__ void __launch_bounds__(256) "
-                                   "prism_concat_k0(",
-                                   absl::StrJoin(params, ", "), ") {\n")));
       EXPECT_THAT(code.source, HasSubstr(c.summary));
       EXPECT_EQ(Count(code.source, "  prism_dev::PdlPrologue();"), pdl ? 1 : 0);
       EXPECT_EQ(Count(code.source, "  prism_dev::U32x4* __restrict__ dst = "), c.vec ? 1 : 0);
@@ -2625,26 +2584,10 @@ TEST(CodegenTest, ConcatLibraryKernel) {
         const size_t parts = c.operands.empty() ? c.parts.size() : c.operands.size();
         EXPECT_EQ(Count(code.source, absl::StrCat("v[j] = src", i, "[")), i < parts ? 1 : 0);
       }
-      // launch.json and host.h.
+      // The result's shape in launch.json.
       const nlohmann::json j = nlohmann::json::parse(code.launch_json);
-      const nlohmann::json& k = j["kernels"][0];
-      EXPECT_EQ(k["function"], "prism_concat_k0");
-      EXPECT_EQ(k["grid"], nlohmann::json({c.grid, 1, 1}));
-      EXPECT_EQ(k["block"], nlohmann::json({256, 1, 1}));
-      EXPECT_EQ(k["dynamic_smem_bytes"], 0);
-      EXPECT_EQ(k.contains("programmatic_dependent_launch"), pdl);
-      ASSERT_EQ(k["args"].size(), c.args.size());
-      for (size_t i = 0; i < c.args.size(); ++i) {
-        EXPECT_EQ(k["args"][i]["tensor"], c.args[i]);
-        EXPECT_EQ(k["args"][i]["dtype"], std::string(DTypeName(c.dtype)));
-        EXPECT_EQ(k["args"][i]["access"], i + 1 == c.args.size() ? "write" : "read");
-      }
-      EXPECT_EQ(k["args"][c.args.size() - 1]["shape"], nlohmann::json(p.tensors[p.outputs[0]].shape));
-      EXPECT_THAT(code.host_header,
-                  HasSubstr(absl::StrCat("inline cudaError_t Launch_k0(",
-                                         absl::StrJoin(host_params, ", "),
-                                         ", cudaStream_t stream = 0) {\n")));
-      ExpectLibraryLaunchAndDeterminism(p, options, code, "prism_concat_k0", c.grid, pdl);
+      EXPECT_EQ(j["kernels"][0]["args"][c.args.size() - 1]["shape"],
+                nlohmann::json(p.tensors[p.outputs[0]].shape));
     }
   }
 }
@@ -2979,23 +2922,10 @@ TEST(CodegenTest, FibreLibraryKernel) {
       CodegenOptions options;
       options.programmatic_dependent_launch = pdl;
       ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-      ASSERT_EQ(code.launches.size(), 1u);
-      const LaunchConfig& l = code.launches[0];
-      EXPECT_EQ(l.kernel, "k0");
-      EXPECT_EQ(l.function, function);
-      EXPECT_EQ(l.grid, (std::array<int64_t, 3>{c.grid, 1, 1}));
-      EXPECT_EQ(l.threads, 256);
-      EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, 1}));
-      EXPECT_EQ(l.programmatic, pdl);
-      EXPECT_EQ(l.dynamic_smem_bytes, 0);
-      EXPECT_EQ(l.residency_pad_bytes, 0);
-      EXPECT_EQ(l.stage_bytes, 0);
-      EXPECT_EQ(l.reduction_bytes, shared ? c.v * 256 * 4 : 0);  // the static combine buffer
-      EXPECT_EQ(l.accumulator_regs, 0);
-      std::vector<std::string> args;
-      for (int t : l.args) args.push_back(p.tensors[t].name);
-      EXPECT_THAT(args, ::testing::ElementsAre("X", "Y"));
-      EXPECT_EQ(l.written, (std::vector<bool>{false, true}));
+      // Launch (the static combine buffer as reduction_bytes), arguments X then Y, signature,
+      // launch.json, host.h, determinism.
+      library_checks::ExpectLibraryLaunch(p, options, code, function, {c.grid, 1, 1}, {"X", "Y"},
+                                          c.dtype, shared ? c.v * 256 * 4 : 0);
       // The source: signature, comment line (the view, the mode, the rule's values, the grid).
       EXPECT_THAT(code.source,
                   HasSubstr(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(256) ",
@@ -3072,25 +3002,13 @@ TEST(CodegenTest, FibreLibraryKernel) {
                 cvt.empty() || c.v > 1 ? 0 : 1);
       EXPECT_EQ(Count(body, absl::StrCat("prism_dev::Pack", cvt, "x2(")),
                 cvt.empty() || c.v == 1 ? 0 : 4);
-      // launch.json and host.h.
+      // The operand's and the result's shapes in launch.json.
       const nlohmann::json js = nlohmann::json::parse(code.launch_json);
       const nlohmann::json& k = js["kernels"][0];
-      EXPECT_EQ(k["function"], function);
-      EXPECT_EQ(k["grid"], nlohmann::json({c.grid, 1, 1}));
-      EXPECT_EQ(k["block"], nlohmann::json({256, 1, 1}));
-      EXPECT_EQ(k["dynamic_smem_bytes"], 0);
-      EXPECT_EQ(k.contains("programmatic_dependent_launch"), pdl);
-      ASSERT_EQ(k["args"].size(), 2u);
-      EXPECT_EQ(k["args"][0]["access"], "read");
-      EXPECT_EQ(k["args"][1]["access"], "write");
       EXPECT_EQ(k["args"][0]["shape"], nlohmann::json(c.shape));
       Shape out = c.shape;
       if (reduces) out[d] = 1;
       EXPECT_EQ(k["args"][1]["shape"], nlohmann::json(out));
-      EXPECT_THAT(code.host_header,
-                  HasSubstr("inline cudaError_t Launch_k0(const void* t_X, void* t_Y, "
-                            "cudaStream_t stream = 0) {\n"));
-      ExpectLibraryLaunchAndDeterminism(p, options, code, function, c.grid, pdl);
     }
   }
 }

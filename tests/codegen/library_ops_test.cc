@@ -20,6 +20,7 @@
 #include "prism/codegen/codegen.h"
 #include "prism/codegen/nvrtc.h"
 #include "prism/ir/interpreter.h"
+#include "library_checks.h"
 #include "split_fixtures.h"
 #include "testing/status_matchers.h"
 
@@ -32,14 +33,10 @@ using ::testing::HasSubstr;
 
 constexpr DType kF16 = DType::kF16, kBF16 = DType::kBF16, kF32 = DType::kF32;
 
+using library_checks::ExpectLibraryLaunch;
+using library_checks::LibraryElem;
 int Occurrences(const std::string& hay, const std::string& needle) {
-  int n = 0;
-  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-  return n;
-}
-
-std::string Elem(DType dtype) {
-  return dtype == kF32 ? "float" : dtype == kBF16 ? "prism_dev::bf16_t" : "prism_dev::f16_t";
+  return library_checks::LibraryCount(hay, needle);
 }
 
 // A program of one elementwise or matmul library kernel (split_fixtures.h MakeLibraryOpFixture).
@@ -49,75 +46,6 @@ absl::StatusOr<BlockProgram> OpProgram(OpKind op, const std::vector<Shape>& shap
   PRISM_ASSIGN_OR_RETURN(fixtures::Fixture f, codegen_test::MakeLibraryOpFixture(
                                                   op, shapes, dtype, std::move(operands), scalar));
   return Instantiate(f.graph, {});
-}
-
-// What every library kernel of these ops shares, for both PDL settings: one launch of 256
-// threads on `grid`, no dynamic shared memory, `static_smem_bytes` as the audit's model
-// (reduction_bytes), the arguments `args` (the last written),
-// the kernel's signature, launch.json, host.h, and byte-identical output when generated again.
-void ExpectLaunch(const BlockProgram& p, const CodegenOptions& options, const GeneratedCode& code,
-                  const std::string& function, const std::array<int64_t, 3>& grid,
-                  const std::vector<std::string>& args, DType dtype,
-                  int64_t static_smem_bytes = 0) {
-  const bool pdl = options.programmatic_dependent_launch;
-  ASSERT_EQ(code.launches.size(), 1u);
-  const LaunchConfig& l = code.launches[0];
-  EXPECT_EQ(l.kernel, "k0");
-  EXPECT_EQ(l.function, function);
-  EXPECT_EQ(l.grid, grid);
-  EXPECT_EQ(l.threads, 256);
-  EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, 1}));
-  EXPECT_EQ(l.programmatic, pdl);
-  EXPECT_EQ(l.dynamic_smem_bytes, 0);
-  EXPECT_EQ(l.residency_pad_bytes, 0);
-  EXPECT_EQ(l.stage_bytes, 0);
-  EXPECT_EQ(l.reduction_bytes, static_smem_bytes);  // the audit's model of the static tiles
-  EXPECT_EQ(l.accumulator_regs, 0);
-  std::vector<std::string> names, params, host_params;
-  std::vector<bool> written;
-  for (size_t i = 0; i < l.args.size(); ++i) {
-    const std::string& name = p.tensors[l.args[i]].name;
-    const bool last = i + 1 == l.args.size();
-    names.push_back(name);
-    written.push_back(last);
-    params.push_back(absl::StrCat(last ? "" : "const ", Elem(dtype), "* __restrict__ t_", name));
-    host_params.push_back(absl::StrCat(last ? "" : "const ", "void* t_", name));
-  }
-  EXPECT_EQ(names, args);
-  EXPECT_EQ(l.written, written);
-  EXPECT_THAT(code.source,
-              HasSubstr(absl::StrCat("extern \"C\" __global__ void __launch_bounds__(256) ",
-                                     function, "(", absl::StrJoin(params, ", "), ") {\n")));
-  const std::string body = code.source.substr(code.source.find("// kernel k0:"));
-  EXPECT_EQ(Occurrences(body, "  prism_dev::PdlPrologue();"), pdl ? 1 : 0);
-  // launch.json and host.h.
-  const nlohmann::json j = nlohmann::json::parse(code.launch_json);
-  const nlohmann::json& k = j["kernels"][0];
-  EXPECT_EQ(k["function"], function);
-  EXPECT_EQ(k["grid"], nlohmann::json(grid));
-  EXPECT_EQ(k["block"], nlohmann::json({256, 1, 1}));
-  EXPECT_EQ(k["dynamic_smem_bytes"], 0);
-  EXPECT_EQ(k.contains("programmatic_dependent_launch"), pdl);
-  ASSERT_EQ(k["args"].size(), args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    EXPECT_EQ(k["args"][i]["tensor"], args[i]);
-    EXPECT_EQ(k["args"][i]["dtype"], std::string(DTypeName(dtype)));
-    EXPECT_EQ(k["args"][i]["access"], i + 1 == args.size() ? "write" : "read");
-  }
-  EXPECT_THAT(code.host_header,
-              HasSubstr(absl::StrCat("inline cudaError_t Launch_k0(",
-                                     absl::StrJoin(host_params, ", "),
-                                     ", cudaStream_t stream = 0) {\n")));
-  EXPECT_EQ(Occurrences(code.host_header, "cudaLaunchAttributeProgrammaticStreamSerialization"),
-            pdl ? 1 : 0);
-  EXPECT_EQ(Occurrences(code.host_header,
-                        absl::StrCat(function, "<<<dim3(", grid[0], ", ", grid[1], ", ", grid[2],
-                                     "), dim3(256), 0, ")),
-            pdl ? 0 : 1);
-  ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
-  EXPECT_EQ(again.source, code.source);  // deterministic
-  EXPECT_EQ(again.launch_json, code.launch_json);
-  EXPECT_EQ(again.host_header, code.host_header);
 }
 
 // NVRTC compiles the source for sm_80 and sm_90, without spills or a stack frame.
@@ -212,7 +140,7 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
       options.programmatic_dependent_launch = pdl;
       ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
       // sa[16][65] and sb[16][64] floats.
-      ExpectLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype, 8256);
+      ExpectLibraryLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype, 8256);
       const std::string body = code.source.substr(code.source.find("// kernel k0:"));
       EXPECT_THAT(body, HasSubstr(c.summary));
       for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
@@ -400,7 +328,7 @@ TEST(LibraryOpsTest, ElementwiseLibraryKernel) {
       CodegenOptions options;
       options.programmatic_dependent_launch = pdl;
       ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-      ExpectLaunch(p, options, code, function, {c.grid, 1, 1}, c.args, c.dtype);
+      ExpectLibraryLaunch(p, options, code, function, {c.grid, 1, 1}, c.args, c.dtype);
       const std::string body = code.source.substr(code.source.find("// kernel k0:"));
       EXPECT_THAT(body, HasSubstr(c.summary));
       for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
