@@ -209,8 +209,9 @@ absl::Status CheckLibraryIndexable(const std::string& kname, absl::string_view w
 // A library kernel (`p.kernels[kernel]` holds a LibraryKernel; library_gen.cc), appending its
 // source: concat is generated as one copy kernel (docs/codegen.md, "Library kernels: concat");
 // sum, max, mean, softmax and rms_norm over any dim (negative: counted from the end) as one
-// kernel of one thread per fibre that folds it in increasing index order in f32, matching the
-// interpreter's device mode (docs/codegen.md, "Library kernels: reductions and norms"); unary
+// kernel that splits each fibre over a warp (the last dim) or a column of threads and combines
+// the f32 partials in a fixed order (docs/codegen.md, "Library kernels: reductions and norms");
+// unary
 // and binary ops by GenerateLibraryElementwise, matmul by GenerateLibraryMatmul (below). Errors
 // name the kernel: InvalidArgument for a malformed kernel (operands, dim, eps, dtypes or shapes
 // that docs/ir_semantics.md §2 rejects, the result among the operands), Unimplemented for a

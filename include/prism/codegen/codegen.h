@@ -45,12 +45,14 @@
 // memory; f16, bf16 and f32; arguments: each operand tensor once in operand order, then the
 // result. A result over 2^31 − 1 elements → ResourceExhausted (32-bit indices).
 // And one per sum / max / mean / softmax / rms_norm library kernel over any dim (library_gen.cc):
-// the operand viewed as [outer, n, inner] (n: the extent of `dim`), one thread per fibre
-// (outer · inner of them) folding its n elements in increasing index order in f32 exactly as
-// docs/ir_semantics.md §3.2–3.3 (softmax: three passes, rms_norm: two, re-reading the input);
-// loads coalesced across inner, uncoalesced when `dim` is the last (inner = 1); 256 threads,
-// ⌈outer · inner / 256⌉ blocks, no shared memory; f16, bf16 and f32; arguments: the operand,
-// then the result. An operand over 2^31 − 1 elements → ResourceExhausted.
+// the operand viewed as [outer, n, inner] (n: the extent of `dim`), each fibre split over
+// several threads — a warp per fibre when inner = 1 (row mode), else blocks of C fibre groups ×
+// S threads along k (column mode, 16-byte units when inner allows) — whose f32 partials are
+// combined in a fixed order (a shuffle butterfly, or a pairwise tree in static shared memory
+// reported as reduction_bytes): §3.2's arithmetic, deterministic, but not §3.3's sequential
+// order bit for bit (softmax: three passes, rms_norm: two, re-reading the input); 256 threads;
+// f16, bf16 and f32; arguments: the operand, then the result. An operand over 2^31 − 1
+// elements → ResourceExhausted.
 // And one per unary / binary (numpy broadcasting) library kernel (library_ops_gen.cc): one result
 // element per thread, 256 threads, grid-stride over ≤ 528 blocks, each operand read through its
 // broadcast view, one f32 operation rounded once; and one per matmul library kernel (any ranks
