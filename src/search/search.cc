@@ -390,47 +390,66 @@ std::string LibraryOpText(const Program& program, const Node& n) {
   return absl::StrCat("a ", GetOpInfo(n.op).name, " over dim ", dim.ok() ? *dim : n.dim);
 }
 
+namespace {
+
+// The output's first operand that is not an input, if any.
+std::optional<TensorId> FirstComputedOperand(const Program& program, TensorId t) {
+  for (TensorId o : program.node(t).operands) {
+    if (program.node(o).op != OpKind::kInput) return o;
+  }
+  return std::nullopt;
+}
+
+// Where a program (one output) is cut at the ops `is_op` picks, as (cut tensor, op): when the
+// output is such an op, its first computed operand (nullopt when it has none: one op of
+// inputs); otherwise the first such op in program order (nullopt when there is none).
+template <typename IsOp>
+std::optional<std::pair<TensorId, TensorId>> CutAtOp(const Program& program, IsOp is_op) {
+  const TensorId out = program.outputs()[0].tensor;
+  if (is_op(program.node(out))) {
+    std::optional<TensorId> cut = FirstComputedOperand(program, out);
+    if (!cut) return std::nullopt;
+    return std::make_pair(*cut, out);
+  }
+  for (size_t k = 0; k < program.nodes().size(); ++k) {
+    if (is_op(program.nodes()[k])) {
+      const TensorId t(static_cast<uint32_t>(k));
+      return std::make_pair(t, t);
+    }
+  }
+  return std::nullopt;
+}
+
+// `program` cut at `cut` (SplitAt), the anonymous cut tensor named the first free of base,
+// base1, ...; the second part named after its output.
+absl::StatusOr<LibrarySplit> MakeLibrarySplit(const Program& program, TensorId cut, TensorId op,
+                                              absl::string_view base) {
+  const Node& at = program.node(cut);
+  const std::string name = at.name.empty() ? FreshName(program, base) : at.name;
+  PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, cut, name));
+  LibrarySplit result{cut, op, {std::move(split.first), std::move(split.second)}, {name, ""}};
+  result.names[1] = result.parts[1].node(result.parts[1].outputs()[0].tensor).name;
+  return result;
+}
+
+}  // namespace
+
 absl::StatusOr<std::optional<LibrarySplit>> SplitAtLibraryOp(const Program& program) {
   if (program.outputs().size() != 1) {
     return absl::InvalidArgumentError("SplitAtLibraryOp: the program must have one output");
   }
-  const TensorId out = program.outputs()[0].tensor;
-  std::optional<TensorId> cut, op;
-  const Node& on = program.node(out);
-  if (RunsAsLibraryKernel(program, on)) {
-    for (TensorId t : on.operands) {
-      if (program.node(t).op != OpKind::kInput) {
-        cut = t;
-        op = out;
-        break;
-      }
-    }
-    if (!cut) return std::nullopt;  // one op of inputs: the search's library kernel
-  } else {
-    for (size_t k = 0; k < program.nodes().size() && !cut; ++k) {
-      if (RunsAsLibraryKernel(program, program.nodes()[k])) {
-        cut = op = TensorId(static_cast<uint32_t>(k));
-      }
-    }
-    if (!cut) return std::nullopt;
-  }
-  const Node& at = program.node(*cut);
-  const char* base = program.node(*op).op == OpKind::kConcat ? "C" : "R";
-  const std::string name = at.name.empty() ? FreshName(program, base) : at.name;
-  PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, *cut, name));
-  LibrarySplit result{*cut, *op, {std::move(split.first), std::move(split.second)}, {name, ""}};
-  result.names[1] = result.parts[1].node(result.parts[1].outputs()[0].tensor).name;
-  return result;
+  const std::optional<std::pair<TensorId, TensorId>> at =
+      CutAtOp(program, [&program](const Node& n) { return RunsAsLibraryKernel(program, n); });
+  if (!at) return std::nullopt;  // no such op, or one op of inputs: the search's library kernel
+  const char* base = program.node(at->second).op == OpKind::kConcat ? "C" : "R";
+  return MakeLibrarySplit(program, at->first, at->second, base);
 }
 
 bool RunsAsOneLibraryKernel(const Program& program) {
   if (program.outputs().size() != 1) return false;
   const Node& out = program.node(program.outputs()[0].tensor);
   if (out.op == OpKind::kInput || out.operands.empty()) return false;
-  for (TensorId t : out.operands) {
-    if (program.node(t).op != OpKind::kInput) return false;
-  }
-  return true;
+  return !FirstComputedOperand(program, program.outputs()[0].tensor).has_value();
 }
 
 absl::StatusOr<std::optional<LibrarySplit>> SplitForFallback(const Program& program) {
@@ -438,36 +457,19 @@ absl::StatusOr<std::optional<LibrarySplit>> SplitForFallback(const Program& prog
     return absl::InvalidArgumentError("SplitForFallback: the program must have one output");
   }
   const TensorId out = program.outputs()[0].tensor;
-  const Node& on = program.node(out);
-  if (on.op == OpKind::kInput || RunsAsOneLibraryKernel(program)) return std::nullopt;
-  // The output's first operand that is not an input (one exists: the program is not one op
-  // of its inputs).
-  auto first_computed = [&program](const Node& n) -> std::optional<TensorId> {
-    for (TensorId t : n.operands) {
-      if (program.node(t).op != OpKind::kInput) return t;
-    }
+  if (program.node(out).op == OpKind::kInput || RunsAsOneLibraryKernel(program)) {
     return std::nullopt;
-  };
-  std::optional<TensorId> cut, op;
-  if (on.op == OpKind::kMatMul) {
-    cut = first_computed(on);
-    op = out;
-  } else {
-    for (size_t k = 0; k < program.nodes().size() && !cut; ++k) {
-      if (program.nodes()[k].op == OpKind::kMatMul) cut = op = TensorId(static_cast<uint32_t>(k));
-    }
-    if (!cut) {
-      cut = first_computed(on);
-      op = out;
-    }
   }
-  if (!cut) return std::nullopt;
-  const Node& at = program.node(*cut);
-  const std::string name = at.name.empty() ? FreshName(program, "P") : at.name;
-  PRISM_ASSIGN_OR_RETURN(ProgramSplit split, SplitAt(program, *cut, name));
-  LibrarySplit result{*cut, *op, {std::move(split.first), std::move(split.second)}, {name, ""}};
-  result.names[1] = result.parts[1].node(result.parts[1].outputs()[0].tensor).name;
-  return result;
+  // At a matmul; with none, before the output's op (a computed operand exists: the program is
+  // not one op of its inputs).
+  std::optional<std::pair<TensorId, TensorId>> at =
+      CutAtOp(program, [](const Node& n) { return n.op == OpKind::kMatMul; });
+  if (!at) {
+    const std::optional<TensorId> cut = FirstComputedOperand(program, out);
+    if (!cut) return std::nullopt;
+    at = std::make_pair(*cut, out);
+  }
+  return MakeLibrarySplit(program, at->first, at->second, "P");
 }
 
 absl::Status LibraryCutLimitError() {
