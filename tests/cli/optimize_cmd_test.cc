@@ -530,6 +530,10 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
   // 2026-12-05 (seventh session) the error ended at "for this program", with no reason.
   const std::string unmapped = dir + "/unmapped.prism";
   std::ofstream(unmapped) << "X = input f32[4, 1]\nY = sub(max(X, -1), X)\noutput Y\n";
+  // No template takes rows of 32769 f16, and the fallback's matmul indexes with 32 bits.
+  const std::string huge = dir + "/huge.prism";
+  std::ofstream(huge) << "A = input f16[65536, 32769]\nB = input f16[32769, 8]\n"
+                         "Y = matmul(A, B)\noutput Y\n";
   const ErrorCase cases[] = {
       {{"optimize", program, "--gpu", "0", "--no-gpu"},
        2,
@@ -561,6 +565,16 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
     EXPECT_THAT(r.err, StartsWith(c.err_prefix));
     EXPECT_EQ(r.out, "");
   }
+  // The fallback fails too: the no-family error, then why the library kernel failed.
+  const Result h = RunPrismUnbudgeted({"optimize", huge, "--no-gpu", "--out", dir + "/huge"});
+  EXPECT_EQ(h.code, 2) << h.err;
+  EXPECT_THAT(h.err, StartsWith("prism: error: no family can be generated as CUDA yet: 2 families "
+                                "tried; "));
+  EXPECT_THAT(h.err, ::testing::EndsWith(
+                         "; nor as a library kernel: no family can be generated as CUDA yet: 1 "
+                         "family tried; codegen: kernel k0: matmul operand A [65536, 32769] has "
+                         "more than 2147483647 elements (the kernel indexes with 32 bits) "
+                         "(family #1)\n"));
   std::filesystem::remove_all(dir);
 }
 

@@ -264,6 +264,19 @@ TEST(PipelineTest, OptimizePartsFallsBackToALibraryKernel) {
   EXPECT_THAT(OptimizeParts(p, o).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        StartsWith("no family can be generated as CUDA yet: ")));
+  // When the library kernel fails too: both reasons.
+  ASSERT_OK_AND_ASSIGN(Program huge, ParseProgram("A = input f16[65536, 32769]\n"
+                                                  "B = input f16[32769, 8]\n"
+                                                  "Y = matmul(A, B)\noutput Y\n"));
+  o.fallback = true;
+  EXPECT_THAT(OptimizeParts(huge, o).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(StartsWith("no family can be generated as CUDA yet: "),
+                             HasSubstr("; nor as a library kernel: no family can be generated as "
+                                       "CUDA yet: 1 family tried; codegen: kernel k0: matmul "
+                                       "operand A [65536, 32769] has more than 2147483647 "
+                                       "elements (the kernel indexes with 32 bits) (family "
+                                       "#1)"))));
   // Optimize itself never falls back.
   o.fallback = true;
   EXPECT_THAT(Optimize(p, o).status(),
