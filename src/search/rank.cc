@@ -152,6 +152,7 @@ PrunedFamily Searcher::PrunedOf(Candidate& c) {
 absl::StatusOr<prune::Pruner> Searcher::MakePruner() const {
   prune::PrunerOptions options;
   options.brute_force_limit = config_.brute_force_limit;
+  options.budget = config_.query_budget;
   options.keep_queries = config_.record_pruned;
   options.deadline = deadline_;  // no query outlives the search's budget
   return prune::Pruner::Create(target_, options);

@@ -85,11 +85,15 @@ std::string Describe(const SearchResult& r) {
   return s;
 }
 
-// The default configuration without the wall-clock budget: results must not depend on how
-// fast the machine is (CI runs these under sanitizers beside other jobs).
+// The default configuration without the wall-clock budgets: results must not depend on how
+// fast the machine is (CI runs these under sanitizers beside other jobs). The queries keep
+// their deterministic rlimit; the 5 s wall-clock net is raised to 60 s (with it,
+// WorkerCountChangesNothing failed once on 2026-12-06 while two builds shared the 2 cores: a
+// query that answers in time alone reached the 5 s on one side only).
 SearchConfig TestConfig() {
   SearchConfig c;
   c.budget = absl::Hours(1);
+  c.query_budget.timeout_ms = 60'000;
   return c;
 }
 
@@ -1213,6 +1217,25 @@ TEST_F(SearchTest, WorkerCountChangesNothing) {
       EXPECT_EQ(a.families[i].best, b.families[i].best) << i;
     }
   }
+}
+
+TEST_F(SearchTest, QueryBudgetReachesThePruner) {
+  // SearchConfig::query_budget is every pruning query's budget: with Budget::Zero() each query
+  // answers unknown, which never prunes, so more families survive than under the default
+  // budget. At rmsnorm_linear b=8's size, where dominance prunes (PruningLosesNothing).
+  const Program p = RmsnormLinear(16, 4096, 6144);
+  SearchConfig base = TestConfig();
+  SearchConfig zero = base;
+  zero.query_budget = smt::Budget::Zero();
+  ASSERT_OK_AND_ASSIGN(SearchResult a, Search(p, base, target_));
+  ASSERT_OK_AND_ASSIGN(SearchResult b, Search(p, zero, target_));
+  EXPECT_EQ(a.funnel.proved, b.funnel.proved);
+  auto funnel = [](const SearchResult& r) {
+    std::string s = absl::StrCat("proved ", r.funnel.proved, " survivors ", r.funnel.survivors);
+    for (const auto& [rule, n] : r.funnel.pruned_by_rule) absl::StrAppend(&s, " ", rule, "=", n);
+    return s;
+  };
+  EXPECT_GT(b.funnel.survivors, a.funnel.survivors) << funnel(a) << "\n" << funnel(b);
 }
 
 TEST_F(SearchTest, OneKernelConfigGeneratesNoSplits) {

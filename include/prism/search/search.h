@@ -44,6 +44,7 @@
 #include "prism/expr/eval.h"
 #include "prism/ir/program.h"
 #include "prism/search/cache.h"
+#include "prism/smt/solver.h"
 #include "prism/smt/target.h"
 
 namespace prism::search {
@@ -88,6 +89,11 @@ struct SearchConfig {
   // Ranking evaluates every assignment of a family concretely when its space has at most this
   // many (else the pruner walks it with Z3 cutting infeasible subtrees).
   int64_t brute_force_limit = int64_t{1} << 21;
+  // Each pruning query's Z3 budget (smt/solver.h): the rlimit is deterministic, the wall-clock
+  // timeout_ms a safety net. A query that hits either answers kUnknown and prunes nothing, so a
+  // timeout reached only on a loaded machine changes the funnel; tests that compare funnels
+  // raise timeout_ms well past any query's time (the rlimit still bounds them).
+  smt::Budget query_budget;
   // Called from the calling thread about every progress_interval while the search runs, and
   // once with stage "done". Must not call back into the search.
   std::function<void(const SearchProgress&)> progress;
