@@ -81,7 +81,10 @@ class ReportTest : public ::testing::Test {
     target_ = new Target(*t);
     tune::TuneOptions o;
     o.use_gpu = false;
-    o.search.budget = absl::Hours(1);  // results must not depend on the machine's load
+    // Results must not depend on the machine's load: no search budget, and Z3's wall-clock net
+    // far past any query's time (the rlimit still bounds them; search.h query_budget).
+    o.search.budget = absl::Hours(1);
+    o.search.query_budget.timeout_ms = 60'000;
     // Fewer tuning candidates than the CLI's defaults keep every test's setup short; the
     // report's contents do not depend on how many there are.
     o.top_families = 1;

@@ -33,6 +33,7 @@ class TuneGpuTest : public ::testing::Test {
   static TuneOptions OneFamily() {
     TuneOptions o;
     o.search.budget = absl::Hours(1);
+    o.search.query_budget.timeout_ms = 60'000;
     o.require_gpu = true;
     o.top_families = 1;
     return o;

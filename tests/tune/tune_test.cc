@@ -65,12 +65,14 @@ Program NarrowMatmulProgram() {
   return *std::move(p).Build();
 }
 
-// Options without the search's wall-clock budget: results must not depend on the machine's
-// load (a search that runs out of budget under ASan returns fewer families).
+// Options without the search's wall-clock budgets: results must not depend on the machine's
+// load (a search that runs out of budget under ASan returns fewer families; a pruning query
+// that reaches Z3's 5 s wall-clock net prunes nothing, search.h query_budget).
 TuneOptions Options(bool use_gpu) {
   TuneOptions o;
   o.use_gpu = use_gpu;
   o.search.budget = absl::Hours(1);
+  o.search.query_budget.timeout_ms = 60'000;
   return o;
 }
 
