@@ -420,6 +420,7 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("result", &Plan::result)
       .def_readonly("parts", &Plan::parts)
       .def_readonly("split_json", &Plan::split_json)
+      .def_readonly("fallback", &Plan::fallback)
       .def("write", [](const Plan& p, const std::string& dir) { OkOrRaise(WritePlan(p, dir)); },
            py::arg("dir"),
            "Writes the plan as prism optimize does: the result's files, or each part in "

@@ -229,6 +229,9 @@ struct Plan {
   std::vector<Plan> parts;       // else its parts, in launch order
   std::string split_json;        // of a cut: DIR/split.json (format prism.split, docs/optimize.md);
                                  // "" for the outputs' parts
+  // Set when the fallback made this part (run as one library kernel, or cut for one): the
+  // "no family" error of the whole that started it. "" otherwise.
+  std::string fallback;
 };
 
 // Optimize, per output and per cut as `prism optimize` does:

@@ -22,6 +22,7 @@
 #include "prism/report/report.h"
 #include "prism/search/search.h"
 #include "prism/smt/target.h"
+#include "prism/tune/recover.h"
 #include "prism/tune/tune.h"
 
 namespace prism {
@@ -271,21 +272,21 @@ namespace {
 
 // `depth`: cuts at chained matmuls above this part; `library_cuts`: cuts at library ops above it.
 absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
-                                     std::string name, int depth, int library_cuts);
+                                     std::string name, tune::CutDepth depth);
 
 // One part (`kind` "output" or "part", named `name`) of the program `options` describe:
 // labelled "<label> <kind> <name>", kernels prism_<program name>_<name>_..., errors prefixed
 // "<kind> <name>: ".
 absl::StatusOr<Plan> OptimizeSubpart(const Program& part, const OptimizeOptions& options,
-                                     const char* kind, const std::string& name, int depth,
-                                     int library_cuts) {
+                                     const char* kind, const std::string& name,
+                                     tune::CutDepth depth) {
   OptimizeOptions one = options;
   one.program_label = absl::StrCat(options.program_label, " ", kind, " ", name);
   one.program_name = tune::ProgramNameFrom(absl::StrCat(
       options.program_name.empty() ? tune::ProgramNameFrom(options.program_label)
                                    : options.program_name,
       "_", name));
-  absl::StatusOr<Plan> plan = OptimizePartsAt(part, one, name, depth, library_cuts);
+  absl::StatusOr<Plan> plan = OptimizePartsAt(part, one, name, depth);
   if (!plan.ok()) {
     return absl::Status(plan.status().code(),
                         absl::StrCat(kind, " ", name, ": ", plan.status().message()));
@@ -294,7 +295,7 @@ absl::StatusOr<Plan> OptimizeSubpart(const Program& part, const OptimizeOptions&
 }
 
 absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
-                                     std::string name, int depth, int library_cuts) {
+                                     std::string name, tune::CutDepth depth) {
   Plan plan;
   plan.name = std::move(name);
   plan.program = program;
@@ -303,8 +304,7 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
       PRISM_ASSIGN_OR_RETURN(Program cone, OutputCone(program, i));
       PRISM_ASSIGN_OR_RETURN(
           Plan part, OptimizeSubpart(cone, options, "output",
-                                     program.node(program.outputs()[i].tensor).name, depth,
-                                     library_cuts));
+                                     program.node(program.outputs()[i].tensor).name, depth));
       plan.parts.push_back(std::move(part));
     }
     return plan;
@@ -314,66 +314,36 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
     plan.result = *std::move(whole);
     return plan;
   }
-  if (whole.status().code() != absl::StatusCode::kFailedPrecondition) return whole.status();
-  // An op no block op runs (a concat the families do not fuse, a reduction over another dim
-  // than the last): a kernel of its own.
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::LibrarySplit> at_op,
-                         search::SplitAtLibraryOp(program));
-  if (at_op) {
-    if (library_cuts >= search::kMaxLibraryCuts) return search::LibraryCutLimitError();
-    for (int i = 0; i < 2; ++i) {
-      PRISM_ASSIGN_OR_RETURN(Plan part, OptimizeSubpart(at_op->parts[i], options, "part",
-                                                        at_op->names[i], depth, library_cuts + 1));
-      plan.parts.push_back(std::move(part));
-    }
-    plan.split_json = search::SplitManifest(options.program_label, program, *at_op);
-    return plan;
-  }
-  if (depth < search::kMaxChainedCuts) {
-    PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
-                           search::SplitAtChainedMatmul(program));
-    if (split) {
-      for (int i = 0; i < 2; ++i) {
-        PRISM_ASSIGN_OR_RETURN(Plan part,
-                               OptimizeSubpart(split->parts[i], options, "part", split->names[i],
-                                               depth + 1, library_cuts));
-        plan.parts.push_back(std::move(part));
-      }
-      plan.split_json = search::SplitManifest(options.program_label, program, *split);
-      return plan;
-    }
-  }
-  // The fallback (docs/optimize.md): no block-graph family of this program generates, so one
-  // op of its inputs runs as a library kernel, and anything larger is cut until its parts do.
-  if (!options.fallback || !tune::IsNoFamilyError(whole.status())) return whole.status();
-  if (search::RunsAsOneLibraryKernel(program)) {
-    absl::StatusOr<Result> lib = OptimizeProgram(program, options, /*library_kernel=*/true);
-    if (lib.ok()) {
+  // A cut, the fallback or the error (tune/recover.h; `prism optimize` decides alike).
+  PRISM_ASSIGN_OR_RETURN(tune::Recovery next,
+                         tune::Recover(program, whole.status(), options.program_label, depth,
+                                       options.fallback));
+  if (next.fallback) plan.fallback = std::string(whole.status().message());
+  switch (next.kind) {
+    case tune::Recovery::Kind::kFail:
+      return next.error;
+    case tune::Recovery::Kind::kLibraryKernel: {
+      absl::StatusOr<Result> lib = OptimizeProgram(program, options, /*library_kernel=*/true);
+      if (!lib.ok()) return tune::LibraryKernelError(whole.status(), lib.status());
       plan.result = *std::move(lib);
       return plan;
     }
-    if (!tune::IsNoFamilyError(lib.status())) return lib.status();
-    return absl::Status(whole.status().code(),
-                        absl::StrCat(whole.status().message(), "; nor as a library kernel: ",
-                                     lib.status().message()));
+    case tune::Recovery::Kind::kCut:
+      for (int i = 0; i < 2; ++i) {
+        PRISM_ASSIGN_OR_RETURN(
+            Plan part, OptimizeSubpart(next.parts[i], options, "part", next.names[i], next.depth));
+        plan.parts.push_back(std::move(part));
+      }
+      plan.split_json = std::move(next.manifest);
+      return plan;
   }
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::LibrarySplit> cut,
-                         search::SplitForFallback(program));
-  if (!cut) return whole.status();
-  if (library_cuts >= search::kMaxLibraryCuts) return search::LibraryCutLimitError();
-  for (int i = 0; i < 2; ++i) {
-    PRISM_ASSIGN_OR_RETURN(Plan part, OptimizeSubpart(cut->parts[i], options, "part",
-                                                      cut->names[i], depth, library_cuts + 1));
-    plan.parts.push_back(std::move(part));
-  }
-  plan.split_json = search::SplitManifest(options.program_label, program, *cut);
-  return plan;
+  return absl::InternalError("OptimizePartsAt: unknown recovery kind");
 }
 
 }  // namespace
 
 absl::StatusOr<Plan> OptimizeParts(const Program& program, const OptimizeOptions& options) {
-  return OptimizePartsAt(program, options, "", 0, 0);
+  return OptimizePartsAt(program, options, "", tune::CutDepth{});
 }
 
 absl::Status WritePlan(const Plan& plan, const std::string& dir) {

@@ -22,6 +22,7 @@
 #include "prism/report/dump.h"
 #include "prism/report/report.h"
 #include "prism/smt/target.h"
+#include "prism/tune/recover.h"
 #include "prism/tune/tune.h"
 #include "program_source.h"
 
@@ -280,26 +281,26 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
 absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                              const Target& target, const tune::TuneOptions& options,
                              const std::string& out_dir, const ParsedArgs& args, Io& io,
-                             absl::Time started, nlohmann::ordered_json* json_sink, int depth,
-                             int library_cuts);
+                             absl::Time started, nlohmann::ordered_json* json_sink,
+                             tune::CutDepth depth);
 
-// The two parts of a cut of `program` at `cut` (parts[0] computes it, parts[1] the output from
-// it), each optimized (and cut again) and proved on its own in DIR/<name>, then DIR/split.json
-// (`manifest`). `why` starts the "split" line of the summary. With --json the sink gets
-// {"split_at", "parts"}.
+// The two parts of `cut` (a tune::Recovery of kind kCut: parts[0] computes the cut tensor,
+// parts[1] the output from it), each optimized (and cut again) and proved on its own in
+// DIR/<name>, then DIR/split.json. The summary's "split" line starts with cut.why, after a
+// "fallback" line when the fallback made the cut (`no_family`: the error that started it).
+// With --json the sink gets {"split_at", "fallback" (with the fallback), "parts"}.
 absl::Status OptimizeCut(const Program& program, const std::string& label,
                          const Target& target, const tune::TuneOptions& options,
                          const std::string& out_dir, const ParsedArgs& args, Io& io,
-                         nlohmann::ordered_json* json_sink, TensorId cut_tensor,
-                         const Program (&split_parts)[2], const std::string (&names)[2],
-                         const std::string& manifest, absl::string_view why, int depth,
-                         int library_cuts) {
-  const std::string& name = names[0];
-  const std::string& output = names[1];
-  const Node& cut = program.node(cut_tensor);
+                         nlohmann::ordered_json* json_sink, const tune::Recovery& cut_step,
+                         const absl::Status& no_family) {
+  const std::string& name = cut_step.names[0];
+  const std::string& output = cut_step.names[1];
+  const Node& cut = program.node(cut_step.cut);
   const bool json = args.Flag("--json");
   if (!json) {
-    io.out << "split     " << why << "; " << name << " " << DTypeName(cut.dtype)
+    if (cut_step.fallback) io.out << "fallback  the program is cut: " << no_family.message() << "\n";
+    io.out << "split     " << cut_step.why << "; " << name << " " << DTypeName(cut.dtype)
            << ShapeToString(cut.shape)
            << (cut.loc.line > 0 ? absl::StrCat(" (line ", cut.loc.line, ")") : "")
            << " is computed by a first program and " << output
@@ -307,8 +308,8 @@ absl::Status OptimizeCut(const Program& program, const std::string& label,
   }
   nlohmann::ordered_json parts = nlohmann::ordered_json::array();
   for (size_t i = 0; i < 2; ++i) {
-    const Program& part = split_parts[i];
-    const std::string& part_name = names[i];
+    const Program& part = cut_step.parts[i];
+    const std::string& part_name = cut_step.names[i];
     if (!json) io.out << "\npart      " << i + 1 << " of 2: " << part_name << "\n";
     tune::TuneOptions one = options;
     one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", part_name));
@@ -316,14 +317,14 @@ absl::Status OptimizeCut(const Program& program, const std::string& label,
     const absl::Status ps =
         OptimizeOrSplit(part, absl::StrCat(label, " part ", part_name), target, one,
                         absl::StrCat(out_dir, "/", part_name), args, io, absl::Now(),
-                        json ? &j : nullptr, depth, library_cuts);
+                        json ? &j : nullptr, cut_step.depth);
     if (!ps.ok()) {
       return absl::Status(ps.code(), absl::StrCat("part ", part_name, ": ", ps.message()));
     }
     if (json) parts.push_back(std::move(j));
   }
   // DIR/split.json: the parts in launch order, with the tensors each reads and writes.
-  PRISM_RETURN_IF_ERROR(WriteFile(JoinPath(out_dir, "split.json"), manifest));
+  PRISM_RETURN_IF_ERROR(WriteFile(JoinPath(out_dir, "split.json"), cut_step.manifest));
   if (!json) {
     io.out << "\nwrote     " << out_dir << "/split.json (the parts in launch order: " << name
            << " first, then " << output << " from it)\n";
@@ -331,6 +332,7 @@ absl::Status OptimizeCut(const Program& program, const std::string& label,
   if (json) {
     nlohmann::ordered_json j;
     j["split_at"] = name;
+    if (cut_step.fallback) j["fallback"] = std::string(no_family.message());
     j["parts"] = std::move(parts);
     if (json_sink != nullptr) {
       *json_sink = std::move(j);
@@ -341,77 +343,43 @@ absl::Status OptimizeCut(const Program& program, const std::string& label,
   return absl::OkStatus();
 }
 
-// OptimizeOne; when that fails with FailedPrecondition (no family, or none generated) and the
-// program has an op that no block op runs (a concat the families do not fuse, they fuse a
-// matmul of concats; a reduction or norm over a dim other than the last), the program cut
-// there (search::SplitAtLibraryOp: the op runs as a library kernel of its own, up to
-// search::kMaxLibraryCuts cuts along a path); else, when a matmul reads a wide matmul, the
-// program cut in two at that matmul's A operand (search::SplitAtChainedMatmul): the first part
-// computes it (in DIR/<its name>, named H when anonymous), the second the outputs from it (in
-// DIR/<output>); each part is optimized (and split again, up to search::kMaxChainedCuts deep)
-// and proved on its own. Else, when the error is "no family" (tune::IsNoFamilyError), the
-// fallback: a program that is one op of its inputs runs as that op's library kernel (the
-// "fallback" line, then OptimizeOne with search.library_kernel), a larger one is cut at
-// search::SplitForFallback (counted with the library-op cuts); not with --no-fallback. With
-// --json the sink gets
-// {"split_at", "parts"}.
+// OptimizeOne; when that fails, what tune::Recover decides, as prism::OptimizeParts does: a
+// cut at an op that no block op runs, at a matmul that reads a wide matmul, or the fallback
+// (docs/optimize.md): a program that is one op of its inputs runs as that op's library kernel
+// (the "fallback" line, then OptimizeOne with search.library_kernel), a larger one is cut at
+// search::SplitForFallback; not with --no-fallback. Each part is optimized (and cut again) and
+// proved on its own in DIR/<part name>. With --json the sink gets {"split_at", "parts"} for a
+// cut.
 absl::Status OptimizeOrSplit(const Program& program, const std::string& label,
                              const Target& target, const tune::TuneOptions& options,
                              const std::string& out_dir, const ParsedArgs& args, Io& io,
-                             absl::Time started, nlohmann::ordered_json* json_sink, int depth,
-                             int library_cuts) {
+                             absl::Time started, nlohmann::ordered_json* json_sink,
+                             tune::CutDepth depth) {
   const absl::Status st =
       OptimizeOne(program, label, target, options, out_dir, args, io, started, json_sink);
-  if (st.ok() || st.code() != absl::StatusCode::kFailedPrecondition) return st;
-  // An op no block op runs (a concat the families do not fuse, a reduction over another dim
-  // than the last): a kernel of its own.
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::LibrarySplit> at_op,
-                         search::SplitAtLibraryOp(program));
-  if (at_op) {
-    if (library_cuts >= search::kMaxLibraryCuts) return search::LibraryCutLimitError();
-    return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink, at_op->cut,
-                       at_op->parts, at_op->names, search::SplitManifest(label, program, *at_op),
-                       absl::StrCat(search::LibraryOpText(program, program.node(at_op->op)),
-                                    " runs as a kernel of its own"),
-                       depth, library_cuts + 1);
-  }
-  if (depth < search::kMaxChainedCuts) {
-    PRISM_ASSIGN_OR_RETURN(std::optional<search::ChainedSplit> split,
-                           search::SplitAtChainedMatmul(program));
-    if (split) {
-      return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink,
-                         split->chain.cut, split->parts, split->names,
-                         search::SplitManifest(label, program, *split),
-                         "no family of the whole program can be generated", depth + 1,
-                         library_cuts);
+  if (st.ok()) return st;
+  PRISM_ASSIGN_OR_RETURN(
+      tune::Recovery next,
+      tune::Recover(program, st, label, depth, /*fallback=*/!args.Flag("--no-fallback")));
+  switch (next.kind) {
+    case tune::Recovery::Kind::kFail:
+      return next.error;
+    case tune::Recovery::Kind::kLibraryKernel: {
+      const Node& out = program.node(program.outputs()[0].tensor);
+      if (!args.Flag("--json")) {
+        io.out << "fallback  " << out.name << " (" << GetOpInfo(out.op).name
+               << ") runs as one library kernel: " << st.message() << "\n";
+      }
+      tune::TuneOptions lib = options;
+      lib.search.library_kernel = true;
+      const absl::Status ls = OptimizeOne(program, label, target, lib, out_dir, args, io,
+                                          started, json_sink, st.message());
+      return ls.ok() ? ls : tune::LibraryKernelError(st, ls);
     }
+    case tune::Recovery::Kind::kCut:
+      return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink, next, st);
   }
-  // The fallback (docs/optimize.md): one op of the inputs runs as its library kernel; a
-  // larger program is cut until its parts generate.
-  if (args.Flag("--no-fallback") || !tune::IsNoFamilyError(st)) return st;
-  if (search::RunsAsOneLibraryKernel(program)) {
-    const Node& out = program.node(program.outputs()[0].tensor);
-    if (!args.Flag("--json")) {
-      io.out << "fallback  " << out.name << " (" << GetOpInfo(out.op).name
-             << ") runs as one library kernel: " << st.message() << "\n";
-    }
-    tune::TuneOptions lib = options;
-    lib.search.library_kernel = true;
-    const absl::Status ls =
-        OptimizeOne(program, label, target, lib, out_dir, args, io, started, json_sink,
-                    st.message());
-    if (!tune::IsNoFamilyError(ls)) return ls;
-    return absl::Status(st.code(), absl::StrCat(st.message(), "; nor as a library kernel: ",
-                                                ls.message()));
-  }
-  PRISM_ASSIGN_OR_RETURN(std::optional<search::LibrarySplit> cut,
-                         search::SplitForFallback(program));
-  if (!cut) return st;
-  if (library_cuts >= search::kMaxLibraryCuts) return search::LibraryCutLimitError();
-  return OptimizeCut(program, label, target, options, out_dir, args, io, json_sink, cut->cut,
-                     cut->parts, cut->names, search::SplitManifest(label, program, *cut),
-                     "no family of the whole program can be generated", depth,
-                     library_cuts + 1);
+  return absl::InternalError("OptimizeOrSplit: unknown recovery kind");
 }
 
 absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
@@ -456,12 +424,12 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
           nlohmann::ordered_json* json_sink) {
         if (output.empty()) {
           return OptimizeOrSplit(program, label, target, options, out_dir, args, io, started,
-                                 json_sink, 0, 0);
+                                 json_sink, tune::CutDepth{});
         }
         tune::TuneOptions one = options;
         one.program_name = tune::ProgramNameFrom(absl::StrCat(options.program_name, "_", output));
         return OptimizeOrSplit(program, label, target, one, absl::StrCat(out_dir, "/", output),
-                               args, io, absl::Now(), json_sink, 0, 0);
+                               args, io, absl::Now(), json_sink, tune::CutDepth{});
       });
 }
 

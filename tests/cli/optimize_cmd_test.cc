@@ -2,6 +2,7 @@
 // JSON output, the files written (and the default --out), and the error paths by exact message.
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -331,17 +332,20 @@ TEST(OptimizeCliTest, TheFallbackRunsWhatNoFamilyGeneratesAsLibraryKernels) {
   const struct {
     const char* name;
     const char* text;
-    const char* split;     // the "split" line, "" for none
-    const char* fallback;  // the start of a "fallback" line
+    const char* cut;       // the start of the cut's "fallback" line, "" for none
+    const char* split;     // the "split" line after it
+    const char* fallback;  // the start of a library kernel's "fallback" line
     std::vector<std::string> parts;  // the directories with kernels ("" : out/ itself)
   } kCases[] = {
       // A matmul of 12 columns (rows of 24 bytes): kNarrowMatmulError with --no-fallback.
-      {"narrow", "A = input f16[4, 64]\nW = input f16[64, 12]\nY = matmul(A, W)\noutput Y\n", "",
+      {"narrow", "A = input f16[4, 64]\nW = input f16[64, 12]\nY = matmul(A, W)\noutput Y\n", "", "",
        "fallback  Y (matmul) runs as one library kernel: no family can be generated as CUDA yet: "
        "11 families tried; ",
        {""}},
       // No dimension mapping validates: cut before the output's op.
       {"unmapped", "X = input f32[4, 1]\nY = sub(max(X, -1), X)\noutput Y\n",
+       "fallback  the program is cut: the search found no family for this program; its 4 complete "
+       "structures had no dimension mapping that validates (2 map choices built)\n",
        "split     no family of the whole program can be generated; P f32[4, 1] (line 2) is "
        "computed by a first program and Y from it by a second, each optimized and proved alone\n",
        "fallback  P (max) runs as one library kernel: no family can be generated as CUDA yet: ",
@@ -349,6 +353,7 @@ TEST(OptimizeCliTest, TheFallbackRunsWhatNoFamilyGeneratesAsLibraryKernels) {
       // A batched matmul of odd shapes with an epilogue: cut at the matmul.
       {"batched", "X = input f32[3, 2, 6]\nW = input f32[6, 1]\nY = scale(matmul(X, W), 0.001)\n"
                   "output Y\n",
+       "fallback  the program is cut: no family can be generated as CUDA yet: 12 families tried; ",
        "split     no family of the whole program can be generated; P f32[3, 2, 1] (line 3) is "
        "computed by a first program and Y from it by a second, each optimized and proved alone\n",
        "fallback  P (matmul) runs as one library kernel: ", {"P", "Y"}},
@@ -357,8 +362,11 @@ TEST(OptimizeCliTest, TheFallbackRunsWhatNoFamilyGeneratesAsLibraryKernels) {
     SCOPED_TRACE(c.name);
     const OptimizeRun run = OptimizeText(c.name, c.text);
     ASSERT_EQ(run.r.code, 0) << run.r.err;
-    if (*c.split != '\0') {
-      EXPECT_THAT(run.r.out, HasSubstr(c.split));
+    if (*c.cut != '\0') {  // the reason, then the split line
+      const size_t at = run.r.out.find(c.cut);
+      ASSERT_NE(at, std::string::npos) << run.r.out;
+      const size_t next = run.r.out.find('\n', at) + 1;
+      EXPECT_EQ(run.r.out.substr(next, std::strlen(c.split)), c.split) << run.r.out;
     }
     EXPECT_THAT(run.r.out, HasSubstr(c.fallback)) << run.r.out;
     for (const std::string& part : c.parts) {
@@ -381,6 +389,19 @@ TEST(OptimizeCliTest, TheFallbackRunsWhatNoFamilyGeneratesAsLibraryKernels) {
   EXPECT_THAT(parsed["fallback"].get<std::string>(),
               StartsWith("no family can be generated as CUDA yet: 11 families tried; "));
   EXPECT_EQ(parsed["selected"]["kernels"], 1);
+  // ... and in the cut's "fallback" when it cuts.
+  std::ofstream(dir + "/b.prism") << kCases[2].text;
+  const Result jb =
+      RunPrismUnbudgeted({"optimize", dir + "/b.prism", "--no-gpu", "--json", "--out", dir + "/b"});
+  ASSERT_EQ(jb.code, 0) << jb.err;
+  const nlohmann::json cut = nlohmann::json::parse(jb.out);
+  EXPECT_EQ(cut["split_at"], "P");
+  EXPECT_THAT(cut["fallback"].get<std::string>(),
+              StartsWith("no family can be generated as CUDA yet: 12 families tried; "));
+  ASSERT_EQ(cut["parts"].size(), 2u);
+  EXPECT_THAT(cut["parts"][0]["fallback"].get<std::string>(),
+              StartsWith("no family can be generated as CUDA yet: "));
+  EXPECT_FALSE(cut["parts"][1].contains("fallback"));
   std::filesystem::remove_all(dir);
 }
 

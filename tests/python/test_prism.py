@@ -325,6 +325,21 @@ class OptimizeTest(unittest.TestCase):
                 self.assertEqual(f.read(), plan.split_json)
         finally:
             shutil.rmtree(d)
+        self.assertEqual([plan.fallback, whole.fallback], ["", ""])
+
+    def test_optimize_parts_falls_back_to_a_library_kernel(self):
+        # A matmul of 12 columns (rows of 24 bytes): no template generates it.
+        narrow = prism.parse_program(
+            "A = input f16[4, 64]\nW = input f16[64, 12]\nY = matmul(A, W)\noutput Y\n")
+        options = dict(OPTIONS, label="narrow", build_report=False)
+        plan = prism.optimize_parts(narrow, **options)
+        self.assertTrue(plan.fallback.startswith("no family can be generated as CUDA yet: "),
+                        plan.fallback)
+        self.assertEqual(len(plan.result.kernels), 1)
+        with self.assertRaises(prism.Error) as ctx:
+            prism.optimize_parts(narrow, fallback=False, **options)
+        self.assertEqual(ctx.exception.code, "FAILED_PRECONDITION")
+        self.assertEqual(str(ctx.exception), plan.fallback)
 
 if __name__ == "__main__":
     unittest.main()
