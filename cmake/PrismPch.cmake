@@ -43,9 +43,6 @@ if(PRISM_PCH)
     target_link_libraries(prism_pch_test PRIVATE ${_prism_pch_deps} GTest::gmock GTest::gtest)
     target_precompile_headers(prism_pch_test PRIVATE ${PRISM_PCH_HEADERS}
                               [["gmock/gmock.h"]] [["gtest/gtest.h"]])
-    # The test binaries' own optimization level (PRISM_TEST_OPT_LEVEL, CMakeLists.txt): a PCH
-    # built at another level defines __OPTIMIZE__ differently, which clang rejects.
-    target_compile_options(prism_pch_test PRIVATE ${PRISM_TEST_OPT_LEVEL})
   endif()
 endif()
 
