@@ -20,6 +20,8 @@ PROGRAMS = {
     "softmax0": "X = input f16[4096, 1024]\nY = softmax(X, 0)\noutput Y\n",
     "rms1": "X = input bf16[8, 1000, 40]\nY = rms_norm(X, 1, eps=1e-05)\noutput Y\n",
     "mm_odd": "A = input f16[1024, 1000]\nB = input f16[1000, 1003]\nY = matmul(A, B)\noutput Y\n",
+    "mm_oddk": "A = input f16[1024, 1001]\nB = input f16[1001, 1024]\nY = matmul(A, B)\noutput Y\n",
+    "mm_big": "A = input bf16[2048, 1000]\nB = input bf16[1000, 2001]\nY = matmul(A, B)\noutput Y\n",
     "add_odd": "X = input f32[4096, 1001]\nb = input f32[1, 1001]\nY = add(X, b)\noutput Y\n",
 }
 
@@ -54,6 +56,9 @@ CASES = {  # name: (makers, torch fn, input names)
     "softmax0": ([r(4096, 1024)], lambda x: torch.softmax(x, 0), ["X"]),
     "rms1": ([r(8, 1000, 40, dtype=BF16)], lambda x: rms(x, 1, 1e-5), ["X"]),
     "mm_odd": ([r(1024, 1000), r(1000, 1003)], lambda a, b: a @ b, ["A", "B"]),
+    "mm_oddk": ([r(1024, 1001), r(1001, 1024)], lambda a, b: a @ b, ["A", "B"]),
+    "mm_big": ([r(2048, 1000, dtype=BF16), r(1000, 2001, dtype=BF16)], lambda a, b: a @ b,
+               ["A", "B"]),
     "add_odd": ([r(4096, 1001, dtype=F32), r(1, 1001, dtype=F32)], lambda x, b: x + b, ["X", "b"]),
 }
 

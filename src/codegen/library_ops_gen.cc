@@ -19,8 +19,21 @@
 // result dtype. The same tensor twice (mul(X, X)) is one parameter and one load. Launch: kThreads threads, ⌈elements / kThreads⌉ blocks capped at
 // kMaxBlocks (one wave of 4 blocks on each of the H100's / H200's 132 SMs); no shared memory.
 //
-// Matmul a[…A, M, K] × b[…B, K, N] → [broadcast(A, B), M, N]: a block of kThreads threads
-// computes a kTile × kTile output tile of one batch. Each step stages a kTile × kTileK tile of a
+// Matmul a[…A, M, K] × b[…B, K, N] → [broadcast(A, B), M, N], f16 and bf16 on the tensor
+// cores: a block of kTcThreads threads (4 warps, each a 32 × 32 quarter) computes a kTile ×
+// kTile output tile of one batch with mma.sync m16n8k16 (f32 accumulators). Each k step stages
+// a kTile × kTcTileK tile of a (row-major, pitch kTcPitchA) and a kTcTileK × kTile tile of b
+// (pitch kTcPitchB) in static shared memory as 16-bit elements, zero outside the operands; the
+// fragments are device_common.cuh's LoadAFragment / LoadBFragment (their pitches put the 8 rows
+// of a fragment in distinct banks). While the tensor cores fold a step, each thread already
+// holds the next step's elements in registers: 8-element 16-byte loads for an operand whose
+// rows are whole 16-byte chunks (a: K % 8 == 0, b: N % 8 == 0; the base pointers and batch
+// offsets are then 16-byte aligned), single elements otherwise. The f32 accumulation order is
+// the tensor cores', not §3.3's, so results match the interpreter within the f16 / bf16
+// tolerance, not bit for bit. 9,728 B of static shared memory.
+//
+// Matmul of f32 tensors on the CUDA cores: a block of kThreads threads computes a kTile × kTile
+// output tile of one batch. Each step stages a kTile × kTileK tile of a
 // (k-major, padded to kTile + 1 columns: the k-fastest stores fall in distinct banks) and a
 // kTileK × kTile tile of b in static shared memory as f32 (zero outside the operands), then
 // thread (ty, tx) = (tid / 16, tid % 16) folds its 4 × 4 outputs (rows ty + 16i, columns
@@ -35,8 +48,8 @@
 // 40–64 registers (NVRTC 13; nvcc 13 sm_90: 48 for 4096³ f16, no spills) leave 4–6 blocks of 256
 // threads per SM, each thread with 16 independent fmaf chains. Tiles along N and M are blockIdx.x
 // and blockIdx.y, batches blockIdx.z, each a grid-stride loop over a grid capped at kMaxGridDim
-// per axis (so no shape exceeds a grid limit). No fast GEMM (no tensor cores, no pipelining): a
-// correct fallback.
+// per axis (so no shape exceeds a grid limit). No fast GEMM (no pipelining): a correct
+// fallback.
 //
 // 32-bit indices (unsigned): every operand and the result have at most 2^31 − 1 elements, else
 // ResourceExhausted. Elementwise: e < 2^31 and e + gridDim.x · kThreads < 2^31 + 528 · 256 <
@@ -71,6 +84,12 @@ constexpr int64_t kTile = 64;            // matmul output tile: kTile × kTile
 constexpr int64_t kTileK = 16;           // k per shared-memory step
 constexpr int64_t kPer = kTile / 16;     // outputs per thread along m and along n (4)
 constexpr int64_t kMaxGridDim = 65535;   // gridDim.y and gridDim.z limit (x capped alike)
+// The tensor-core matmul (f16 / bf16): 4 warps, each a 32 × 32 quarter of the kTile × kTile
+// tile; k steps of kTcTileK; the shared tiles' pitches in elements (conflict-free fragments).
+constexpr int64_t kTcThreads = 128;
+constexpr int64_t kTcTileK = 32;
+constexpr int64_t kTcPitchA = kTcTileK + 8;  // 80 B: the 8 rows of a fragment hit 8 bank quads
+constexpr int64_t kTcPitchB = kTile + 8;     // 144 B
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
 int64_t Elements(const Shape& s) {  // saturating at kMaxElements + 1 (every dim ≥ 1)
@@ -379,6 +398,178 @@ absl::StatusOr<LaunchConfig> Elementwise(const BlockProgram& p, const std::strin
   return launch;
 }
 
+// The f16 / bf16 matmul on the tensor cores (see the file comment): the same grid and batch
+// view as the f32 kernel, kTcThreads threads per kTile × kTile tile, mma.sync m16n8k16 with f32
+// accumulators over k steps of kTcTileK staged in shared memory as 16-bit elements (zero outside
+// the operands). The next step's elements are loaded into registers while the tensor cores
+// work on this one. An operand whose rows are whole 16-byte chunks (a: K % 8 == 0, b: N % 8 ==
+// 0) is loaded 8 elements at a time, else element by element.
+absl::StatusOr<LaunchConfig> TensorCoreMatmul(
+    const BlockProgram& p, const std::string& kname, const LibraryKernel& lk,
+    const CodegenOptions& options, const Half16& h, const std::string& elem, const Shape& batch,
+    const Shape& batch_a, const Shape& batch_b, int64_t m, int64_t k, int64_t n,
+    const std::array<int64_t, 3>& grid, std::string& source) {
+  const ConcreteTensor& a = p.tensors[lk.operands[0]];
+  const ConcreteTensor& b = p.tensors[lk.operands[1]];
+  const ConcreteTensor& out = p.tensors[lk.result];
+  LaunchConfig launch = LibraryLaunch(p, kname, options, grid, kTcThreads);
+  const std::string params = Params(p, lk, elem, launch);
+  const std::string ap = ParamName(p, lk.operands[0]), bp = ParamName(p, lk.operands[1]);
+  const std::string yp = ParamName(p, lk.result);
+  const BroadcastView v = MakeView(batch, {batch_a, batch_b});
+  const int64_t batches = Elements(batch);
+  const int64_t tiles_m = (m + kTile - 1) / kTile, tiles_n = (n + kTile - 1) / kTile;
+  const int64_t steps = (k + kTcTileK - 1) / kTcTileK;
+  const bool vec_a = k % 8 == 0, vec_b = n % 8 == 0;
+  const int64_t smem = (kTile * kTcPitchA + kTcTileK * kTcPitchB) * 2;
+  launch.reduction_bytes = smem;  // the static tiles, for the resource audit (audit.cc)
+  // Elements (or 8-element chunks) of a tile each thread loads per step.
+  const int64_t per_a = kTile * kTcTileK / (vec_a ? 8 : 1) / kTcThreads;
+  const int64_t per_b = kTcTileK * kTile / (vec_b ? 8 : 1) / kTcThreads;
+
+  std::string s;
+  absl::StrAppend(&s, "// kernel ", kname, ": library kernel matmul(", a.name, " ",
+                  DTypeName(a.dtype), " ", LibraryShapeText(a.shape), ", ", b.name, " ",
+                  DTypeName(b.dtype), " ", LibraryShapeText(b.shape), ") -> ", out.name, " ",
+                  DTypeName(out.dtype), " ", LibraryShapeText(out.shape), "; ", batches,
+                  " batch(es) z of [", m, ", ", k, "] x [", k, ", ", n, "]",
+                  batches == 1 ? std::string()
+                               : absl::StrCat(", ", ViewSummary(v, {a.name, b.name}, "z")),
+                  "; ", kTile, "x", kTile, " tiles (", tiles_m, " x ", tiles_n, "), ", steps,
+                  " k step(s) of ", kTcTileK, " on the tensor cores (mma.sync m16n8k16, f32 "
+                  "accumulators); ", a.name, vec_a ? " by 16-byte chunks, " : " by elements, ",
+                  b.name, vec_b ? " by 16-byte chunks" : " by elements", "; grid (", grid[0],
+                  ", ", grid[1], ", ", grid[2], "), ", kTcThreads, " threads, grid-stride, ",
+                  smem, " B static shared memory\n");
+  absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", kTcThreads, ") ",
+                  launch.function, "(", params, ") {\n");
+  absl::StrAppend(&s, KernelPrologue(options));
+  absl::StrAppend(&s, "  constexpr unsigned kM = ", m, "u, kN = ", n, "u, kK = ", k,
+                  "u, kTilesM = ", tiles_m, "u, kTilesN = ", tiles_n, "u, kBatches = ", batches,
+                  "u;\n");
+  absl::StrAppend(&s, "  __shared__ __align__(16) ", elem, " sa[", kTile * kTcPitchA, "];  // a's tile, ",
+                  kTile, " x ", kTcTileK, " (m x k), pitch ", kTcPitchA, "\n",
+                  "  __shared__ __align__(16) ", elem, " sb[", kTcTileK * kTcPitchB,
+                  "];  // b's tile, ", kTcTileK, " x ", kTile, " (k x n), pitch ", kTcPitchB, "\n");
+  absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u;\n",
+                  "  const int wm = static_cast<int>(warp / 2u) * 32, wn = static_cast<int>(warp % 2u) * 32;\n");
+  absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
+  absl::StrAppend(&s, Decompose(v, "z", "    "));
+  auto base = [&](size_t o, const std::string& size) {
+    const std::string i = OperandIndex(v, o, "z");
+    if (i == "0" || batches == 1) return std::string();
+    return absl::StrCat(" + ", i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"),
+                        " * (", size, ")");
+  };
+  absl::StrAppend(&s, "    const ", elem, "* __restrict__ a = ", ap, base(0, "kM * kK"), ";\n");
+  absl::StrAppend(&s, "    const ", elem, "* __restrict__ b = ", bp, base(1, "kK * kN"), ";\n");
+  absl::StrAppend(&s, "    ", elem, "* __restrict__ y = ", yp,
+                  batches == 1 ? std::string() : " + z * (kM * kN)", ";\n");
+  absl::StrAppend(&s, "    for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {\n");
+  absl::StrAppend(&s, "      for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {\n");
+  absl::StrAppend(&s, "        const unsigned m0 = tm * ", kTile, "u, n0 = tn * ", kTile, "u;\n");
+  absl::StrAppend(&s, "        float acc[2][4][4];\n#pragma unroll\n",
+                  "        for (int i = 0; i < 2; ++i)\n#pragma unroll\n",
+                  "          for (int j = 0; j < 4; ++j)\n#pragma unroll\n",
+                  "            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;\n");
+  // Registers of the next step: 8-element chunks (uint4) or elements.
+  absl::StrAppend(&s, "        ", vec_a ? "uint4" : elem, " ra[", per_a, "];\n", "        ",
+                  vec_b ? "uint4" : elem, " rb[", per_b, "];\n");
+  // Loads of step k0 into ra / rb (zero outside the operands).
+  auto fetch = [&](const std::string& k0, const std::string& indent) {
+    std::string f;
+    if (vec_a) {
+      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_a,
+                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads,
+                      "u, am = m0 + i / ", kTcTileK / 8, "u, ak = ", k0, " + i % ", kTcTileK / 8,
+                      "u * 8u;\n", indent,
+                      "  ra[l] = am < kM && ak < kK ? *reinterpret_cast<const uint4*>(a + am * kK + ak)"
+                      " : make_uint4(0u, 0u, 0u, 0u);\n",
+                      indent, "}\n");
+    } else {
+      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_a,
+                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads,
+                      "u, am = m0 + i / ", kTcTileK, "u, ak = ", k0, " + i % ", kTcTileK, "u;\n",
+                      indent, "  ra[l] = am < kM && ak < kK ? a[am * kK + ak] : ", elem, "(0);\n",
+                      indent, "}\n");
+    }
+    if (vec_b) {
+      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_b,
+                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads,
+                      "u, bk = ", k0, " + i / ", kTile / 8, "u, bn = n0 + i % ", kTile / 8,
+                      "u * 8u;\n", indent,
+                      "  rb[l] = bk < kK && bn < kN ? *reinterpret_cast<const uint4*>(b + bk * kN + bn)"
+                      " : make_uint4(0u, 0u, 0u, 0u);\n",
+                      indent, "}\n");
+    } else {
+      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_b,
+                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads,
+                      "u, bk = ", k0, " + i / ", kTile, "u, bn = n0 + i % ", kTile, "u;\n",
+                      indent, "  rb[l] = bk < kK && bn < kN ? b[bk * kN + bn] : ", elem, "(0);\n",
+                      indent, "}\n");
+    }
+    return f;
+  };
+  // ra / rb into the shared tiles.
+  auto stash = [&](const std::string& indent) {
+    std::string f;
+    if (vec_a) {
+      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_a,
+                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u;\n",
+                      indent, "  *reinterpret_cast<uint4*>(sa + i / ", kTcTileK / 8, "u * ",
+                      kTcPitchA, "u + i % ", kTcTileK / 8, "u * 8u) = ra[l];\n", indent, "}\n");
+    } else {
+      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_a,
+                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u;\n",
+                      indent, "  sa[i / ", kTcTileK, "u * ", kTcPitchA, "u + i % ", kTcTileK,
+                      "u] = ra[l];\n", indent, "}\n");
+    }
+    if (vec_b) {
+      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_b,
+                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u;\n",
+                      indent, "  *reinterpret_cast<uint4*>(sb + i / ", kTile / 8, "u * ",
+                      kTcPitchB, "u + i % ", kTile / 8, "u * 8u) = rb[l];\n", indent, "}\n");
+    } else {
+      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_b,
+                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u;\n",
+                      indent, "  sb[i / ", kTile, "u * ", kTcPitchB, "u + i % ", kTile,
+                      "u] = rb[l];\n", indent, "}\n");
+    }
+    return f;
+  };
+  absl::StrAppend(&s, fetch("0u", "        "));
+  absl::StrAppend(&s, "        for (unsigned k0 = 0; k0 < kK; k0 += ", kTcTileK, "u) {\n");
+  absl::StrAppend(&s, "          __syncthreads();  // every warp is done with the last step's tiles\n");
+  absl::StrAppend(&s, stash("          "));
+  absl::StrAppend(&s, "          __syncthreads();\n");
+  absl::StrAppend(&s, "          if (k0 + ", kTcTileK, "u < kK) {  // the next step's loads, in flight during the mma\n",
+                  fetch(absl::StrCat("(k0 + ", kTcTileK, "u)"), "            "), "          }\n");
+  absl::StrAppend(&s, "#pragma unroll\n          for (int kk = 0; kk < ", kTcTileK, "; kk += 16) {\n",
+                  "            prism_dev::u32_t af[2][4];\n            float unused = 0.0f;\n#pragma unroll\n",
+                  "            for (int i = 0; i < 2; ++i)\n",
+                  "              prism_dev::LoadAFragment<false, ", h.is_bf16, ">(af[i], sa, ",
+                  kTcPitchA, ", ", kTile, ", wm + 16 * i, kk, lane, unused, unused);\n#pragma unroll\n",
+                  "            for (int j = 0; j < 4; ++j) {\n              prism_dev::u32_t bf[2];\n",
+                  "              prism_dev::LoadBFragment(bf, sb, ", kTcPitchB, ", kk, wn + 8 * j, lane);\n#pragma unroll\n",
+                  "              for (int i = 0; i < 2; ++i) prism_dev::", h.mma, "(acc[i][j], af[i], bf);\n",
+                  "            }\n          }\n        }\n");
+  // The store: fragment element r of acc[i][j] is row g + 8·(r / 2), column 2t + r % 2 of the
+  // 16 × 8 tile at (wm + 16i, wn + 8j), g = lane / 4, t = lane % 4.
+  absl::StrAppend(&s, "        const unsigned g = lane / 4u, t = lane % 4u;\n#pragma unroll\n",
+                  "        for (int i = 0; i < 2; ++i) {\n#pragma unroll\n",
+                  "          for (int r = 0; r < 4; r += 2) {\n",
+                  "            const unsigned m = m0 + static_cast<unsigned>(wm + 16 * i) + g + 4u * static_cast<unsigned>(r);\n",
+                  "            if (m >= kM) continue;\n#pragma unroll\n",
+                  "            for (int j = 0; j < 4; ++j) {\n",
+                  "              const unsigned n = n0 + static_cast<unsigned>(wn + 8 * j) + 2u * t;\n",
+                  "              if (n < kN) y[m * kN + n] = ", FromF32Of(out.dtype, "acc[i][j][r]"), ";\n",
+                  "              if (n + 1u < kN) y[m * kN + n + 1u] = ", FromF32Of(out.dtype, "acc[i][j][r + 1]"), ";\n",
+                  "            }\n          }\n        }\n");
+  absl::StrAppend(&s, "      }\n    }\n  }\n}\n");
+  source += s;
+  return launch;
+}
+
 absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kname,
                                     const LibraryKernel& lk, const CodegenOptions& options,
                                     std::string& source) {
@@ -417,6 +608,10 @@ absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kn
   const std::array<int64_t, 3> grid = {std::min(tiles_n, kMaxGridDim),
                                        std::min(tiles_m, kMaxGridDim),
                                        std::min(batches, kMaxGridDim)};
+  if (const Half16* h = Half16Of(out.dtype); h != nullptr) {
+    return TensorCoreMatmul(p, kname, lk, options, *h, elem, *batch, batch_a, batch_b, m, k, n,
+                            grid, source);
+  }
   LaunchConfig launch = LibraryLaunch(p, kname, options, grid, kThreads);
   const std::string params = Params(p, lk, elem, launch);
   const std::string ap = ParamName(p, lk.operands[0]), bp = ParamName(p, lk.operands[1]);

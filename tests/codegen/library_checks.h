@@ -33,22 +33,23 @@ inline std::string LibraryElem(DType dtype) {
 }
 
 // What every library kernel shares (concat, fibre ops, matmul, elementwise
-// ops), per PDL setting: one launch of 256 threads on `grid`, no dynamic shared
-// memory, `static_smem_bytes` as the audit's model (reduction_bytes), the
-// arguments `args` (the last written), the kernel's signature, launch.json,
-// host.h, and byte-identical output when generated again.
+// ops), per PDL setting: one launch of `threads` threads (256 but for the
+// tensor-core matmul's 128) on `grid`, no dynamic shared memory,
+// `static_smem_bytes` as the audit's model (reduction_bytes), the arguments
+// `args` (the last written), the kernel's signature, launch.json, host.h, and
+// byte-identical output when generated again.
 inline void ExpectLibraryLaunch(const BlockProgram& p, const CodegenOptions& options,
                                 const GeneratedCode& code, const std::string& function,
                                 const std::array<int64_t, 3>& grid,
                                 const std::vector<std::string>& args, DType dtype,
-                                int64_t static_smem_bytes = 0) {
+                                int64_t static_smem_bytes = 0, int64_t threads = 256) {
   const bool pdl = options.programmatic_dependent_launch;
   ASSERT_EQ(code.launches.size(), 1u);
   const LaunchConfig& l = code.launches[0];
   EXPECT_EQ(l.kernel, "k0");
   EXPECT_EQ(l.function, function);
   EXPECT_EQ(l.grid, grid);
-  EXPECT_EQ(l.threads, 256);
+  EXPECT_EQ(l.threads, threads);
   EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, 1}));
   EXPECT_EQ(l.programmatic, pdl);
   EXPECT_EQ(l.dynamic_smem_bytes, 0);
@@ -71,7 +72,7 @@ inline void ExpectLibraryLaunch(const BlockProgram& p, const CodegenOptions& opt
   EXPECT_EQ(names, args);
   EXPECT_EQ(l.written, written);
   EXPECT_THAT(code.source, ::testing::HasSubstr(
-                               absl::StrCat("extern \"C\" __global__ void __launch_bounds__(256) ",
+                               absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", threads, ") ",
                                             function, "(", absl::StrJoin(params, ", "), ") {\n")));
   const std::string body = code.source.substr(code.source.find("// kernel k0:"));
   EXPECT_EQ(LibraryCount(body, "  prism_dev::PdlPrologue();"), pdl ? 1 : 0);
@@ -80,7 +81,7 @@ inline void ExpectLibraryLaunch(const BlockProgram& p, const CodegenOptions& opt
   const nlohmann::json& k = j["kernels"][0];
   EXPECT_EQ(k["function"], function);
   EXPECT_EQ(k["grid"], nlohmann::json(grid));
-  EXPECT_EQ(k["block"], nlohmann::json({256, 1, 1}));
+  EXPECT_EQ(k["block"], nlohmann::json({threads, int64_t{1}, int64_t{1}}));
   EXPECT_EQ(k["dynamic_smem_bytes"], 0);
   EXPECT_EQ(k.contains("programmatic_dependent_launch"), pdl);
   ASSERT_EQ(k["args"].size(), args.size());
@@ -97,7 +98,7 @@ inline void ExpectLibraryLaunch(const BlockProgram& p, const CodegenOptions& opt
             pdl ? 1 : 0);
   EXPECT_EQ(
       LibraryCount(code.host_header, absl::StrCat(function, "<<<dim3(", grid[0], ", ", grid[1],
-                                                  ", ", grid[2], "), dim3(256), 0, ")),
+                                                  ", ", grid[2], "), dim3(", threads, "), 0, ")),
       pdl ? 0 : 1);
   ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
   EXPECT_EQ(again.source, code.source);  // deterministic

@@ -69,27 +69,44 @@ struct MatmulCase {
   std::vector<int> operands;        // empty: X, W
   std::array<int64_t, 3> grid;      // (tiles along N, tiles along M, batches), each ≤ 65535
   std::vector<std::string> args;
-  const char* summary;              // in the kernel's comment line
+  std::string summary;              // in the kernel's comment line
   std::vector<std::string> lines;   // source lines (substrings) the kernel has
   bool compile;                     // NVRTC for sm_80 and sm_90
 };
 
 // A matmul library kernel, by case: the launch (grid x over N tiles, y over M tiles, z over
 // batches, capped at 65535), the arguments, the constants, the batch offsets through
-// broadcasting, the k steps (16 at a time, a tail loop over the last K % 16 only), fmaf in
-// increasing k, the conversions, static shared memory; NVRTC; determinism.
+// broadcasting; f32 on the CUDA cores (k steps of 16, a tail loop over the last K % 16 only,
+// fmaf in increasing k, static shared memory as f32), f16 and bf16 on the tensor cores (k steps
+// of 32 staged as 16-bit elements, 16-byte loads where rows are whole 16-byte chunks, the next
+// step's loads before the mma, fragment stores); NVRTC; determinism.
 TEST(LibraryOpsTest, MatmulLibraryKernel) {
   const std::vector<std::string> xw = {"X", "W", "Y"};
+  const char* const kTc =
+      " on the tensor cores (mma.sync m16n8k16, f32 accumulators); ";
+  const std::string scalar_a = "ra[l] = am < kM && ak < kK ? a[am * kK + ak] : prism_dev::f16_t(0);";
+  const std::string vector_a =
+      "ra[l] = am < kM && ak < kK ? *reinterpret_cast<const uint4*>(a + am * kK + ak) : "
+      "make_uint4(0u, 0u, 0u, 0u);";
+  const std::string vector_b =
+      "rb[l] = bk < kK && bn < kN ? *reinterpret_cast<const uint4*>(b + bk * kN + bn) : "
+      "make_uint4(0u, 0u, 0u, 0u);";
   const MatmulCase cases[] = {
       {"odd M, K, N", {7, 6}, {6, 5}, kF16, {}, {1, 1, 1}, xw,
-       "1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), k in 0 step(s) of 16 + 6, fmaf in "
-       "increasing k; grid (1, 1, 1), 256 threads, grid-stride, 16 outputs per thread, 8256 B "
-       "static shared memory",
+       "1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor "
+       "cores (mma.sync m16n8k16, f32 accumulators); X by elements, W by elements; grid (1, 1, 1), "
+       "128 threads, grid-stride, 9728 B static shared memory",
        {"constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;",
         "const prism_dev::f16_t* __restrict__ a = t_X;",
         "const prism_dev::f16_t* __restrict__ b = t_W;", "prism_dev::f16_t* __restrict__ y = t_Y;",
-        "for (int kk = 0; kk < 6; ++kk) {", "prism_dev::F16ToF32(a[am * kK + ak]) : 0.0f;",
-        "if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j]);"},
+        "prism_dev::f16_t ra[16];", "prism_dev::f16_t rb[16];", scalar_a,
+        "sa[i / 32u * 40u + i % 32u] = ra[l];", "sb[i / 64u * 72u + i % 64u] = rb[l];",
+        "prism_dev::LoadAFragment<false, false>(af[i], sa, 40, 64, wm + 16 * i, kk, lane, unused, "
+        "unused);",
+        "prism_dev::LoadBFragment(bf, sb, 72, kk, wn + 8 * j, lane);",
+        "prism_dev::MmaM16N8K16(acc[i][j], af[i], bf);",
+        "if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j][r]);",
+        "if (n + 1u < kN) y[m * kN + n + 1u] = prism_dev::F32ToF16(acc[i][j][r + 1]);"},
        true},
       {"batched X, 2-D W", {3, 2, 6}, {6, 1}, kF16, {}, {1, 1, 3}, xw,
        "3 batch(es) z of [2, 6] x [6, 1], X at z, W at 0; 64x64 tiles (1 x 1)",
@@ -104,15 +121,27 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
         "float* __restrict__ y = t_Y + z * (kM * kN);", "sa[i % 16u][i / 16u] = am < kM && ak < kK ? a[am * kK + ak] : 0.0f;",
         "if (n < kN) y[m * kN + n] = acc[i][j];"},
        true},
-      {"bf16, whole k steps", {64, 128}, {128, 96}, kBF16, {}, {2, 1, 1}, xw,
-       "64x64 tiles (1 x 2), k in 8 step(s) of 16, fmaf",
-       {"for (int kk = 0; kk < 16; ++kk) {", "prism_dev::BF16ToF32(b[bk * kN + bn]) : 0.0f;",
-        "y[m * kN + n] = prism_dev::F32ToBF16(acc[i][j]);"},
+      {"bf16, whole k steps, 16-byte loads", {64, 128}, {128, 96}, kBF16, {}, {2, 1, 1}, xw,
+       absl::StrCat("64x64 tiles (1 x 2), 4 k step(s) of 32", kTc,
+                    "X by 16-byte chunks, W by 16-byte chunks;"),
+       {"uint4 ra[2];", "uint4 rb[2];", vector_a, vector_b,
+        "*reinterpret_cast<uint4*>(sa + i / 4u * 40u + i % 4u * 8u) = ra[l];",
+        "*reinterpret_cast<uint4*>(sb + i / 8u * 72u + i % 8u * 8u) = rb[l];",
+        "prism_dev::LoadAFragment<false, true>(af[i], sa, 40, 64, wm + 16 * i, kk, lane, unused, "
+        "unused);",
+        "prism_dev::MmaM16N8K16BF16(acc[i][j], af[i], bf);",
+        "y[m * kN + n] = prism_dev::F32ToBF16(acc[i][j][r]);"},
        true},
-      {"whole steps and a tail", {100, 40}, {40, 130}, kBF16, {}, {3, 2, 1}, xw,
-       "64x64 tiles (2 x 3), k in 2 step(s) of 16 + 8, fmaf",
-       {"if (k0 + 16u <= kK) {", "} else {  // the last 8 k", "for (int kk = 0; kk < 8; ++kk) {"},
+      {"a tail, W by elements", {100, 40}, {40, 130}, kBF16, {}, {3, 2, 1}, xw,
+       "64x64 tiles (2 x 3), 2 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 "
+       "accumulators); X by 16-byte chunks, W by elements;",
+       {"uint4 ra[2];", "prism_dev::bf16_t rb[16];", vector_a,
+        "rb[l] = bk < kK && bn < kN ? b[bk * kN + bn] : prism_dev::bf16_t(0);"},
        true},
+      {"odd N, K whole chunks", {1024, 1000}, {1000, 1003}, kF16, {}, {16, 16, 1}, xw,
+       "64x64 tiles (16 x 16), 32 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 "
+       "accumulators); X by 16-byte chunks, W by elements; grid (16, 16, 1)",
+       {"kN = 1003u, kK = 1000u"}, true},
       {"K = 1", {33, 1}, {1, 70}, kF32, {}, {2, 1, 1}, xw, "k in 0 step(s) of 16 + 1",
        {"for (int kk = 0; kk < 1; ++kk) {"}, true},
       {"the same tensor twice", {8, 8}, {}, kF16, {0, 0}, {1, 1, 1}, {"X", "Y"},
@@ -120,8 +149,11 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
        {"const prism_dev::f16_t* __restrict__ a = t_X;", "const prism_dev::f16_t* __restrict__ b = t_X;"},
        true},
       {"4096 x 4096 x 4096", {4096, 4096}, {4096, 4096}, kF16, {}, {64, 64, 1}, xw,
-       "64x64 tiles (64 x 64), k in 256 step(s) of 16, fmaf in increasing k; grid (64, 64, 1)",
+       "64x64 tiles (64 x 64), 128 k step(s) of 32 on the tensor cores",
        {"kK = 4096u, kTilesM = 64u, kTilesN = 64u"}, true},
+      {"f32 4096 x 4096 x 4096", {4096, 4096}, {4096, 4096}, kF32, {}, {64, 64, 1}, xw,
+       "64x64 tiles (64 x 64), k in 256 step(s) of 16, fmaf in increasing k; grid (64, 64, 1)",
+       {"kK = 4096u, kTilesM = 64u, kTilesN = 64u"}, false},
       {"more M tiles than gridDim.y", {4194305, 1}, {1, 1}, kF32, {}, {1, 65535, 1}, xw,
        "64x64 tiles (65537 x 1), k in 0 step(s) of 16 + 1, fmaf in increasing k; grid (1, 65535, 1)",
        {"for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {"}, false},
@@ -134,48 +166,169 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
     std::vector<Shape> shapes = {c.x};
     if (!c.w.empty()) shapes.push_back(c.w);
     ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, shapes, c.dtype, c.operands));
+    const bool tensor_cores = c.dtype != kF32;
     for (bool pdl : {false, true}) {
       SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
       CodegenOptions options;
       options.programmatic_dependent_launch = pdl;
       ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-      // sa[16][65] and sb[16][64] floats.
-      ExpectLibraryLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype, 8256);
+      // f32: sa[16][65] and sb[16][64] floats; f16 / bf16: 64 x 40 and 32 x 72 16-bit elements.
+      ExpectLibraryLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype,
+                          tensor_cores ? 9728 : 8256, tensor_cores ? 128 : 256);
       const std::string body = code.source.substr(code.source.find("// kernel k0:"));
       EXPECT_THAT(body, HasSubstr(c.summary));
       for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
-      // Static shared memory only; fmaf in increasing k from +0, rounded once at the store.
-      EXPECT_THAT(body, HasSubstr("  __shared__ float sa[16][65];  // a's tile, sa[k][m]\n"
-                                  "  __shared__ float sb[16][64];  // b's tile, sb[k][n]\n"));
-      EXPECT_EQ(Occurrences(body, "acc[i][j] = 0.0f;"), 1);
-      const int64_t k = c.x.back();
-      const int folds = k % 16 != 0 && k > 16 ? 2 : 1;
-      EXPECT_EQ(Occurrences(body, "acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);"), folds);
       EXPECT_EQ(Occurrences(body, "__syncthreads();"), 2);
-      EXPECT_EQ(Occurrences(body, " = acc[i][j];") +
-                    Occurrences(body, "(acc[i][j]);"),
-                1);
+      if (tensor_cores) {
+        // Static 16-bit tiles; the first step's loads before the loop and the next step's
+        // inside it; 2 × 4 accumulators of 4 per warp from +0, each stored once.
+        const std::string elem = c.dtype == kBF16 ? "prism_dev::bf16_t" : "prism_dev::f16_t";
+        EXPECT_THAT(body, HasSubstr(absl::StrCat("  __shared__ __align__(16) ", elem,
+                                                 " sa[2560];  // a's tile, 64 x 32 (m x k), pitch 40\n"
+                                                 "  __shared__ __align__(16) ", elem,
+                                                 " sb[2304];  // b's tile, 32 x 64 (k x n), pitch 72\n")));
+        EXPECT_THAT(body, HasSubstr("          if (k0 + 32u < kK) {  // the next step's loads"));
+        EXPECT_EQ(Occurrences(body, "ra[l] = "), 2);
+        EXPECT_EQ(Occurrences(body, "rb[l] = "), 2);
+        EXPECT_EQ(Occurrences(body, "acc[i][j][r] = 0.0f;"), 1);
+        EXPECT_EQ(Occurrences(body, c.dtype == kBF16 ? "prism_dev::MmaM16N8K16BF16("
+                                                     : "prism_dev::MmaM16N8K16("),
+                  1);
+        EXPECT_EQ(Occurrences(body, "y[m * kN + n] = "), 1);
+        EXPECT_EQ(Occurrences(body, "y[m * kN + n + 1u] = "), 1);
+      } else {
+        // Static shared memory only; fmaf in increasing k from +0, rounded once at the store.
+        EXPECT_THAT(body, HasSubstr("  __shared__ float sa[16][65];  // a's tile, sa[k][m]\n"
+                                    "  __shared__ float sb[16][64];  // b's tile, sb[k][n]\n"));
+        EXPECT_EQ(Occurrences(body, "acc[i][j] = 0.0f;"), 1);
+        const int64_t k = c.x.back();
+        const int folds = k % 16 != 0 && k > 16 ? 2 : 1;
+        EXPECT_EQ(Occurrences(body, "acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);"), folds);
+        EXPECT_EQ(Occurrences(body, " = acc[i][j];") + Occurrences(body, "(acc[i][j]);"), 1);
+      }
       if (!pdl && c.compile) ExpectCompiles(code.source);
     }
   }
 }
 
-// The first case above, whole: f16 [7, 6] × [6, 5].
+// The first case above, whole: f16 [7, 6] × [6, 5] on the tensor cores.
 TEST(LibraryOpsTest, MatmulKernelSource) {
   ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}));
   ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
   const size_t at = code.source.find("// kernel k0:");
   ASSERT_NE(at, std::string::npos);
-  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [7, 6], W f16 [6, 5]) -> Y f16 [7, 5]; 1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), k in 0 step(s) of 16 + 6, fmaf in increasing k; grid (1, 1, 1), 256 threads, grid-stride, 16 outputs per thread, 8256 B static shared memory
-extern "C" __global__ void __launch_bounds__(256) prism_matmul_k0(const prism_dev::f16_t* __restrict__ t_X, const prism_dev::f16_t* __restrict__ t_W, prism_dev::f16_t* __restrict__ t_Y) {
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [7, 6], W f16 [6, 5]) -> Y f16 [7, 5]; 1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 accumulators); X by elements, W by elements; grid (1, 1, 1), 128 threads, grid-stride, 9728 B static shared memory
+extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_dev::f16_t* __restrict__ t_X, const prism_dev::f16_t* __restrict__ t_W, prism_dev::f16_t* __restrict__ t_Y) {
+  constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;
+  __shared__ __align__(16) prism_dev::f16_t sa[2560];  // a's tile, 64 x 32 (m x k), pitch 40
+  __shared__ __align__(16) prism_dev::f16_t sb[2304];  // b's tile, 32 x 64 (k x n), pitch 72
+  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u;
+  const int wm = static_cast<int>(warp / 2u) * 32, wn = static_cast<int>(warp % 2u) * 32;
+  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {
+    const prism_dev::f16_t* __restrict__ a = t_X;
+    const prism_dev::f16_t* __restrict__ b = t_W;
+    prism_dev::f16_t* __restrict__ y = t_Y;
+    for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {
+      for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {
+        const unsigned m0 = tm * 64u, n0 = tn * 64u;
+        float acc[2][4][4];
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+        prism_dev::f16_t ra[16];
+        prism_dev::f16_t rb[16];
+#pragma unroll
+        for (unsigned l = 0; l < 16u; ++l) {
+          const unsigned i = tid + l * 128u, am = m0 + i / 32u, ak = 0u + i % 32u;
+          ra[l] = am < kM && ak < kK ? a[am * kK + ak] : prism_dev::f16_t(0);
+        }
+#pragma unroll
+        for (unsigned l = 0; l < 16u; ++l) {
+          const unsigned i = tid + l * 128u, bk = 0u + i / 64u, bn = n0 + i % 64u;
+          rb[l] = bk < kK && bn < kN ? b[bk * kN + bn] : prism_dev::f16_t(0);
+        }
+        for (unsigned k0 = 0; k0 < kK; k0 += 32u) {
+          __syncthreads();  // every warp is done with the last step's tiles
+#pragma unroll
+          for (unsigned l = 0; l < 16u; ++l) {
+            const unsigned i = tid + l * 128u;
+            sa[i / 32u * 40u + i % 32u] = ra[l];
+          }
+#pragma unroll
+          for (unsigned l = 0; l < 16u; ++l) {
+            const unsigned i = tid + l * 128u;
+            sb[i / 64u * 72u + i % 64u] = rb[l];
+          }
+          __syncthreads();
+          if (k0 + 32u < kK) {  // the next step's loads, in flight during the mma
+#pragma unroll
+            for (unsigned l = 0; l < 16u; ++l) {
+              const unsigned i = tid + l * 128u, am = m0 + i / 32u, ak = (k0 + 32u) + i % 32u;
+              ra[l] = am < kM && ak < kK ? a[am * kK + ak] : prism_dev::f16_t(0);
+            }
+#pragma unroll
+            for (unsigned l = 0; l < 16u; ++l) {
+              const unsigned i = tid + l * 128u, bk = (k0 + 32u) + i / 64u, bn = n0 + i % 64u;
+              rb[l] = bk < kK && bn < kN ? b[bk * kN + bn] : prism_dev::f16_t(0);
+            }
+          }
+#pragma unroll
+          for (int kk = 0; kk < 32; kk += 16) {
+            prism_dev::u32_t af[2][4];
+            float unused = 0.0f;
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+              prism_dev::LoadAFragment<false, false>(af[i], sa, 40, 64, wm + 16 * i, kk, lane, unused, unused);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              prism_dev::u32_t bf[2];
+              prism_dev::LoadBFragment(bf, sb, 72, kk, wn + 8 * j, lane);
+#pragma unroll
+              for (int i = 0; i < 2; ++i) prism_dev::MmaM16N8K16(acc[i][j], af[i], bf);
+            }
+          }
+        }
+        const unsigned g = lane / 4u, t = lane % 4u;
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+#pragma unroll
+          for (int r = 0; r < 4; r += 2) {
+            const unsigned m = m0 + static_cast<unsigned>(wm + 16 * i) + g + 4u * static_cast<unsigned>(r);
+            if (m >= kM) continue;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const unsigned n = n0 + static_cast<unsigned>(wn + 8 * j) + 2u * t;
+              if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j][r]);
+              if (n + 1u < kN) y[m * kN + n + 1u] = prism_dev::F32ToF16(acc[i][j][r + 1]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+// The same shapes in f32, whole: on the CUDA cores, fmaf in increasing k.
+TEST(LibraryOpsTest, MatmulKernelSourceF32) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}, kF32));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  const size_t at = code.source.find("// kernel k0:");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f32 [7, 6], W f32 [6, 5]) -> Y f32 [7, 5]; 1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), k in 0 step(s) of 16 + 6, fmaf in increasing k; grid (1, 1, 1), 256 threads, grid-stride, 16 outputs per thread, 8256 B static shared memory
+extern "C" __global__ void __launch_bounds__(256) prism_matmul_k0(const float* __restrict__ t_X, const float* __restrict__ t_W, float* __restrict__ t_Y) {
   constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;
   __shared__ float sa[16][65];  // a's tile, sa[k][m]
   __shared__ float sb[16][64];  // b's tile, sb[k][n]
   const unsigned tid = threadIdx.x, tx = tid % 16u, ty = tid / 16u;
   for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {
-    const prism_dev::f16_t* __restrict__ a = t_X;
-    const prism_dev::f16_t* __restrict__ b = t_W;
-    prism_dev::f16_t* __restrict__ y = t_Y;
+    const float* __restrict__ a = t_X;
+    const float* __restrict__ b = t_W;
+    float* __restrict__ y = t_Y;
     for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {
       for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {
         const unsigned m0 = tm * 64u, n0 = tn * 64u;
@@ -191,9 +344,9 @@ extern "C" __global__ void __launch_bounds__(256) prism_matmul_k0(const prism_de
           for (unsigned l = 0; l < 4u; ++l) {
             const unsigned i = tid + l * 256u;
             const unsigned am = m0 + i / 16u, ak = k0 + i % 16u;
-            sa[i % 16u][i / 16u] = am < kM && ak < kK ? prism_dev::F16ToF32(a[am * kK + ak]) : 0.0f;
+            sa[i % 16u][i / 16u] = am < kM && ak < kK ? a[am * kK + ak] : 0.0f;
             const unsigned bk = k0 + i / 64u, bn = n0 + i % 64u;
-            sb[i / 64u][i % 64u] = bk < kK && bn < kN ? prism_dev::F16ToF32(b[bk * kN + bn]) : 0.0f;
+            sb[i / 64u][i % 64u] = bk < kK && bn < kN ? b[bk * kN + bn] : 0.0f;
           }
           __syncthreads();
 #pragma unroll
@@ -217,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(256) prism_matmul_k0(const prism_de
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             const unsigned n = n0 + tx + 16 * j;
-            if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j]);
+            if (n < kN) y[m * kN + n] = acc[i][j];
           }
         }
       }
