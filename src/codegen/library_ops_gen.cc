@@ -45,7 +45,7 @@
 // Why 64 × 64 (not 32 × 32): 16 accumulators per thread reuse each shared value 4 times (8
 // shared loads per 16 fmaf instead of 4 per 4), and every element of a and b is read from global
 // memory ⌈N / 64⌉ resp. ⌈M / 64⌉ times instead of twice that; 8,256 B of static shared memory and
-// 40–64 registers (NVRTC 13; nvcc 13 sm_90: 48 for 4096³ f16, no spills) leave 4–6 blocks of 256
+// 40–64 registers (NVRTC 13; nvcc 13 sm_90: 48 for 4096³, no spills) leave 4–6 blocks of 256
 // threads per SM, each thread with 16 independent fmaf chains. Tiles along N and M are blockIdx.x
 // and blockIdx.y, batches blockIdx.z, each a grid-stride loop over a grid capped at kMaxGridDim
 // per axis (so no shape exceeds a grid limit). No fast GEMM (no pipelining): a correct
@@ -54,9 +54,10 @@
 // 32-bit indices (unsigned): every operand and the result have at most 2^31 − 1 elements, else
 // ResourceExhausted. Elementwise: e < 2^31 and e + gridDim.x · kThreads < 2^31 + 528 · 256 <
 // 2^32; an operand index is at most its element count. Matmul: a load's index is formed only
-// inside its bounds check (m < M, k < K: batch_a · M·K + m·K + k < |a| ≤ 2^31 − 1, likewise b),
+// inside its bounds check (m < M, k < K: batch_a · M·K + m·K + k < |a| ≤ 2^31 − 1, likewise b;
+// a 16-byte load's last element too, its chunk being whole inside a row of a multiple of 8),
 // a store's only for m < M, n < N (z · M·N + m·N + n < |result|); tile origins are below
-// M + 64 resp. N + 64, k0 below K + 16, and the grid-stride counters below their bound plus
+// M + 64 resp. N + 64, k0 below K + 32, and the grid-stride counters below their bound plus
 // 65535: all below 2^32.
 #include <algorithm>
 #include <array>

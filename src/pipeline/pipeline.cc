@@ -270,7 +270,7 @@ absl::Status WriteResult(const Result& result, const std::string& dir) {
 
 namespace {
 
-// `depth`: cuts at chained matmuls above this part; `library_cuts`: cuts at library ops above it.
+// `depth`: the cuts above this part (chained-matmul and library-op / fallback cuts).
 absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptions& options,
                                      std::string name, tune::CutDepth depth);
 

@@ -1,6 +1,7 @@
 // What to do with a program that tune::Optimize refused: cut it, run it as a library kernel, or
-// give up (docs/optimize.md, "Cuts" and "The fallback"). prism::OptimizeParts and `prism
-// optimize` both follow these decisions, so the library and the CLI cut every program alike:
+// give up (docs/optimize.md: "Programs split in two", "Ops that run as kernels of their own",
+// "The fallback"). prism::OptimizeParts and `prism optimize` both follow these decisions, so
+// the library and the CLI cut every program alike:
 //
 //   absl::StatusOr<tune::TuneResult> r = tune::Optimize(program, target, options);
 //   if (!r.ok()) {
