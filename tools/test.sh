@@ -5,13 +5,14 @@
 #      except those labelled gpu;
 #   3. an AddressSanitizer + UndefinedBehaviorSanitizer build with clang (build-asan/, which also
 #      holds the libFuzzer targets) and the same tests but those labelled slow;
-#   4. the parser fuzzer (build-asan/tests/fuzz/) for 60 s via tests/fuzz/run_fuzz.sh, if present.
+#   4. the parser fuzzer (build-asan/tests/fuzz/) for 30 s via tests/fuzz/run_fuzz.sh, if present
+#      (from the seed corpus tests/fuzz/corpus/; FUZZ_SECONDS=300 for a longer run).
 # Stops at the first failure with a non-zero exit code.
 #
 #   tools/test.sh                  # everything
 #   tools/test.sh --no-asan        # skip step 3's tests (and --no-fuzz: skip step 4) for a quick
 #                                  # loop; the fuzzers are still built, in build-asan/
-# Environment: PRISM_JOBS (default: nproc), PRISM_WERROR (default ON), FUZZ_SECONDS (60).
+# Environment: PRISM_JOBS (default: nproc), PRISM_WERROR (default ON), FUZZ_SECONDS (30).
 set -euo pipefail
 script=$(readlink -f "$0")
 cd "$(dirname "$script")/.."
@@ -22,14 +23,14 @@ for arg in "$@"; do
   case "$arg" in
     --no-asan) asan=0 ;;
     --no-fuzz) fuzz=0 ;;
-    -h|--help) sed -n '2,14p' "$script" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$script" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: error: unknown argument '$arg' (expected --no-asan, --no-fuzz)" >&2; exit 2 ;;
   esac
 done
 
 JOBS=${PRISM_JOBS:-$(nproc)}
 WERROR=${PRISM_WERROR:-ON}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 start=$SECONDS
 step() { echo; echo "=== test.sh [$((SECONDS - start)) s] $*"; }
 
