@@ -399,6 +399,52 @@ absl::StatusOr<LaunchConfig> Elementwise(const BlockProgram& p, const std::strin
   return launch;
 }
 
+// The start of a matmul kernel's comment line, both kernels alike: "// kernel k0: library kernel
+// matmul(X f16 [7, 6], W f16 [6, 5]) -> Y f16 [7, 5]; 1 batch(es) z of [7, 6] x [6, 5]; 64x64
+// tiles (1 x 1), " (with the batch view after the batches when there are several).
+std::string MatmulSummary(const BlockProgram& p, const std::string& kname, const LibraryKernel& lk,
+                          const BroadcastView& v, int64_t batches, int64_t m, int64_t k,
+                          int64_t n) {
+  const ConcreteTensor& a = p.tensors[lk.operands[0]];
+  const ConcreteTensor& b = p.tensors[lk.operands[1]];
+  const ConcreteTensor& out = p.tensors[lk.result];
+  return absl::StrCat(
+      "// kernel ", kname, ": library kernel matmul(", a.name, " ", DTypeName(a.dtype), " ",
+      LibraryShapeText(a.shape), ", ", b.name, " ", DTypeName(b.dtype), " ",
+      LibraryShapeText(b.shape), ") -> ", out.name, " ", DTypeName(out.dtype), " ",
+      LibraryShapeText(out.shape), "; ", batches, " batch(es) z of [", m, ", ", k, "] x [", k,
+      ", ", n, "]",
+      batches == 1 ? std::string() : absl::StrCat(", ", ViewSummary(v, {a.name, b.name}, "z")),
+      "; ", kTile, "x", kTile, " tiles (", (m + kTile - 1) / kTile, " x ",
+      (n + kTile - 1) / kTile, "), ");
+}
+
+// The loops both matmul kernels share, opened and not closed (three braces to close): batches
+// z over blockIdx.z (a, b, y at their batch's offsets through the view), then M tiles over
+// blockIdx.y and N tiles over blockIdx.x, each grid-stride, down to the tile origin m0, n0.
+std::string MatmulTileLoops(const BlockProgram& p, const LibraryKernel& lk,
+                            const BroadcastView& v, int64_t batches, const std::string& elem) {
+  auto base = [&](size_t o, const std::string& size) {
+    const std::string i = OperandIndex(v, o, "z");
+    if (i == "0" || batches == 1) return std::string();
+    return absl::StrCat(" + ", i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"),
+                        " * (", size, ")");
+  };
+  std::string s;
+  absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
+  absl::StrAppend(&s, Decompose(v, "z", "    "));
+  absl::StrAppend(&s, "    const ", elem, "* __restrict__ a = ", ParamName(p, lk.operands[0]),
+                  base(0, "kM * kK"), ";\n");
+  absl::StrAppend(&s, "    const ", elem, "* __restrict__ b = ", ParamName(p, lk.operands[1]),
+                  base(1, "kK * kN"), ";\n");
+  absl::StrAppend(&s, "    ", elem, "* __restrict__ y = ", ParamName(p, lk.result),
+                  batches == 1 ? std::string() : " + z * (kM * kN)", ";\n");
+  absl::StrAppend(&s, "    for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {\n");
+  absl::StrAppend(&s, "      for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {\n");
+  absl::StrAppend(&s, "        const unsigned m0 = tm * ", kTile, "u, n0 = tn * ", kTile, "u;\n");
+  return s;
+}
+
 // The f16 / bf16 matmul on the tensor cores (see the file comment): the same grid and batch
 // view as the f32 kernel, kTcThreads threads per kTile × kTile tile, mma.sync m16n8k16 with f32
 // accumulators over k steps of kTcTileK staged in shared memory as 16-bit elements (zero outside
@@ -415,8 +461,6 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   const ConcreteTensor& out = p.tensors[lk.result];
   LaunchConfig launch = LibraryLaunch(p, kname, options, grid, kTcThreads);
   const std::string params = Params(p, lk, elem, launch);
-  const std::string ap = ParamName(p, lk.operands[0]), bp = ParamName(p, lk.operands[1]);
-  const std::string yp = ParamName(p, lk.result);
   const BroadcastView v = MakeView(batch, {batch_a, batch_b});
   const int64_t batches = Elements(batch);
   const int64_t tiles_m = (m + kTile - 1) / kTile, tiles_n = (n + kTile - 1) / kTile;
@@ -429,14 +473,7 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   const int64_t per_b = kTcTileK * kTile / (vec_b ? 8 : 1) / kTcThreads;
 
   std::string s;
-  absl::StrAppend(&s, "// kernel ", kname, ": library kernel matmul(", a.name, " ",
-                  DTypeName(a.dtype), " ", LibraryShapeText(a.shape), ", ", b.name, " ",
-                  DTypeName(b.dtype), " ", LibraryShapeText(b.shape), ") -> ", out.name, " ",
-                  DTypeName(out.dtype), " ", LibraryShapeText(out.shape), "; ", batches,
-                  " batch(es) z of [", m, ", ", k, "] x [", k, ", ", n, "]",
-                  batches == 1 ? std::string()
-                               : absl::StrCat(", ", ViewSummary(v, {a.name, b.name}, "z")),
-                  "; ", kTile, "x", kTile, " tiles (", tiles_m, " x ", tiles_n, "), ", steps,
+  absl::StrAppend(&s, MatmulSummary(p, kname, lk, v, batches, m, k, n), steps,
                   " k step(s) of ", kTcTileK, " on the tensor cores (mma.sync m16n8k16, f32 "
                   "accumulators); ", a.name, vec_a ? " by 16-byte chunks, " : " by elements, ",
                   b.name, vec_b ? " by 16-byte chunks" : " by elements", "; grid (", grid[0],
@@ -454,21 +491,7 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
                   "];  // b's tile, ", kTcTileK, " x ", kTile, " (k x n), pitch ", kTcPitchB, "\n");
   absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u;\n",
                   "  const int wm = static_cast<int>(warp / 2u) * 32, wn = static_cast<int>(warp % 2u) * 32;\n");
-  absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
-  absl::StrAppend(&s, Decompose(v, "z", "    "));
-  auto base = [&](size_t o, const std::string& size) {
-    const std::string i = OperandIndex(v, o, "z");
-    if (i == "0" || batches == 1) return std::string();
-    return absl::StrCat(" + ", i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"),
-                        " * (", size, ")");
-  };
-  absl::StrAppend(&s, "    const ", elem, "* __restrict__ a = ", ap, base(0, "kM * kK"), ";\n");
-  absl::StrAppend(&s, "    const ", elem, "* __restrict__ b = ", bp, base(1, "kK * kN"), ";\n");
-  absl::StrAppend(&s, "    ", elem, "* __restrict__ y = ", yp,
-                  batches == 1 ? std::string() : " + z * (kM * kN)", ";\n");
-  absl::StrAppend(&s, "    for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {\n");
-  absl::StrAppend(&s, "      for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {\n");
-  absl::StrAppend(&s, "        const unsigned m0 = tm * ", kTile, "u, n0 = tn * ", kTile, "u;\n");
+  absl::StrAppend(&s, MatmulTileLoops(p, lk, v, batches, elem));
   absl::StrAppend(&s, "        float acc[2][4][4];\n#pragma unroll\n",
                   "        for (int i = 0; i < 2; ++i)\n#pragma unroll\n",
                   "          for (int j = 0; j < 4; ++j)\n#pragma unroll\n",
@@ -615,27 +638,17 @@ absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kn
   }
   LaunchConfig launch = LibraryLaunch(p, kname, options, grid, kThreads);
   const std::string params = Params(p, lk, elem, launch);
-  const std::string ap = ParamName(p, lk.operands[0]), bp = ParamName(p, lk.operands[1]);
-  const std::string yp = ParamName(p, lk.result);
   const BroadcastView v = MakeView(*batch, {batch_a, batch_b});
   const int64_t full_steps = k / kTileK, tail = k % kTileK;
   const int64_t smem = (kTileK * (kTile + 1) + kTileK * kTile) * 4;
   launch.reduction_bytes = smem;  // the static tiles, for the resource audit (audit.cc)
 
   std::string s;
-  absl::StrAppend(&s, "// kernel ", kname, ": library kernel matmul(", a.name, " ",
-                  DTypeName(a.dtype), " ", LibraryShapeText(a.shape), ", ", b.name, " ",
-                  DTypeName(b.dtype), " ", LibraryShapeText(b.shape), ") -> ", out.name, " ",
-                  DTypeName(out.dtype), " ", LibraryShapeText(out.shape), "; ", batches,
-                  " batch(es) z of [", m, ", ", k, "] x [", k, ", ", n, "]",
-                  batches == 1 ? std::string()
-                               : absl::StrCat(", ", ViewSummary(v, {a.name, b.name}, "z")),
-                  "; ", kTile, "x", kTile, " tiles (",
-                  tiles_m, " x ", tiles_n, "), k in ", full_steps, " step(s) of ", kTileK,
-                  tail > 0 ? absl::StrCat(" + ", tail) : std::string(),
-                  ", fmaf in increasing k; grid (", grid[0], ", ", grid[1], ", ", grid[2],
-                  "), ", kThreads, " threads, grid-stride, ", kPer * kPer,
-                  " outputs per thread, ", smem, " B static shared memory\n");
+  absl::StrAppend(&s, MatmulSummary(p, kname, lk, v, batches, m, k, n), "k in ", full_steps,
+                  " step(s) of ", kTileK, tail > 0 ? absl::StrCat(" + ", tail) : std::string(),
+                  ", fmaf in increasing k; grid (", grid[0], ", ", grid[1], ", ", grid[2], "), ",
+                  kThreads, " threads, grid-stride, ", kPer * kPer, " outputs per thread, ", smem,
+                  " B static shared memory\n");
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", kThreads, ") ",
                   launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, KernelPrologue(options));
@@ -645,21 +658,7 @@ absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kn
   absl::StrAppend(&s, "  __shared__ float sa[", kTileK, "][", kTile + 1, "];  // a's tile, sa[k][m]\n",
                   "  __shared__ float sb[", kTileK, "][", kTile, "];  // b's tile, sb[k][n]\n");
   absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, tx = tid % 16u, ty = tid / 16u;\n");
-  absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
-  absl::StrAppend(&s, Decompose(v, "z", "    "));
-  auto base = [&](size_t o, const std::string& size) {
-    const std::string i = OperandIndex(v, o, "z");
-    if (i == "0" || batches == 1) return std::string();
-    return absl::StrCat(" + ", i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"),
-                        " * (", size, ")");
-  };
-  absl::StrAppend(&s, "    const ", elem, "* __restrict__ a = ", ap, base(0, "kM * kK"), ";\n");
-  absl::StrAppend(&s, "    const ", elem, "* __restrict__ b = ", bp, base(1, "kK * kN"), ";\n");
-  absl::StrAppend(&s, "    ", elem, "* __restrict__ y = ", yp,
-                  batches == 1 ? std::string() : " + z * (kM * kN)", ";\n");
-  absl::StrAppend(&s, "    for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {\n");
-  absl::StrAppend(&s, "      for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {\n");
-  absl::StrAppend(&s, "        const unsigned m0 = tm * ", kTile, "u, n0 = tn * ", kTile, "u;\n");
+  absl::StrAppend(&s, MatmulTileLoops(p, lk, v, batches, elem));
   absl::StrAppend(&s, "        float acc[", kPer, "][", kPer, "];\n#pragma unroll\n",
                   "        for (int i = 0; i < ", kPer, "; ++i) {\n#pragma unroll\n",
                   "          for (int j = 0; j < ", kPer, "; ++j) acc[i][j] = 0.0f;\n",
