@@ -419,6 +419,18 @@ std::string MatmulSummary(const BlockProgram& p, const std::string& kname, const
       (n + kTile - 1) / kTile, "), ");
 }
 
+// A matmul kernel's signature, prologue and shape constants (kM, kN, kK, kTilesM, kTilesN,
+// kBatches), both kernels alike.
+std::string MatmulOpening(const LaunchConfig& launch, const std::string& params, int64_t threads,
+                          const CodegenOptions& options, int64_t batches, int64_t m, int64_t k,
+                          int64_t n) {
+  return absl::StrCat("extern \"C\" __global__ void __launch_bounds__(", threads, ") ",
+                      launch.function, "(", params, ") {\n", KernelPrologue(options),
+                      "  constexpr unsigned kM = ", m, "u, kN = ", n, "u, kK = ", k,
+                      "u, kTilesM = ", (m + kTile - 1) / kTile, "u, kTilesN = ",
+                      (n + kTile - 1) / kTile, "u, kBatches = ", batches, "u;\n");
+}
+
 // The loops both matmul kernels share, opened and not closed (three braces to close): batches
 // z over blockIdx.z (a, b, y at their batch's offsets through the view), then M tiles over
 // blockIdx.y and N tiles over blockIdx.x, each grid-stride, down to the tile origin m0, n0.
@@ -463,7 +475,6 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   const std::string params = Params(p, lk, elem, launch);
   const BroadcastView v = MakeView(batch, {batch_a, batch_b});
   const int64_t batches = Elements(batch);
-  const int64_t tiles_m = (m + kTile - 1) / kTile, tiles_n = (n + kTile - 1) / kTile;
   const int64_t steps = (k + kTcTileK - 1) / kTcTileK;
   const bool vec_a = k % 8 == 0, vec_b = n % 8 == 0;
   const int64_t smem = (kTile * kTcPitchA + kTcTileK * kTcPitchB) * 2;
@@ -479,12 +490,7 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
                   b.name, vec_b ? " by 16-byte chunks" : " by elements", "; grid (", grid[0],
                   ", ", grid[1], ", ", grid[2], "), ", kTcThreads, " threads, grid-stride, ",
                   smem, " B static shared memory\n");
-  absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", kTcThreads, ") ",
-                  launch.function, "(", params, ") {\n");
-  absl::StrAppend(&s, KernelPrologue(options));
-  absl::StrAppend(&s, "  constexpr unsigned kM = ", m, "u, kN = ", n, "u, kK = ", k,
-                  "u, kTilesM = ", tiles_m, "u, kTilesN = ", tiles_n, "u, kBatches = ", batches,
-                  "u;\n");
+  absl::StrAppend(&s, MatmulOpening(launch, params, kTcThreads, options, batches, m, k, n));
   absl::StrAppend(&s, "  __shared__ __align__(16) ", elem, " sa[", kTile * kTcPitchA, "];  // a's tile, ",
                   kTile, " x ", kTcTileK, " (m x k), pitch ", kTcPitchA, "\n",
                   "  __shared__ __align__(16) ", elem, " sb[", kTcTileK * kTcPitchB,
@@ -499,65 +505,61 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   // Registers of the next step: 8-element chunks (uint4) or elements.
   absl::StrAppend(&s, "        ", vec_a ? "uint4" : elem, " ra[", per_a, "];\n", "        ",
                   vec_b ? "uint4" : elem, " rb[", per_b, "];\n");
-  // Loads of step k0 into ra / rb (zero outside the operands).
+  // One operand's tile as the loops below see it: its register array, rows × cols of the tile
+  // (row variable and origin, bound), the global row pitch, the shared tile and its pitch.
+  struct TileOperand {
+    const char* reg;    // "ra"
+    const char* ptr;    // "a"
+    const char* smem;   // "sa"
+    const char* rv;     // row variable, "am"
+    const char* cv;     // column variable, "ak"
+    const char* rbound;  // "kM"
+    const char* cbound;  // "kK"
+    const char* ld;     // "kK": the global row pitch
+    int64_t cols, pitch, per;
+    bool vec;  // 16-byte chunks of 8 elements
+  };
+  const TileOperand ta = {"ra", "a", "sa", "am", "ak", "kM", "kK", "kK",
+                          kTcTileK, kTcPitchA, per_a, vec_a};
+  const TileOperand tb = {"rb", "b", "sb", "bk", "bn", "kK", "kN", "kN",
+                          kTile, kTcPitchB, per_b, vec_b};
+  // The loop over a thread's elements (or chunks) of `t`: i = its index in the tile, row i /
+  // units, unit i % units (× 8 for chunks).
+  auto loop = [&](const TileOperand& t, const std::string& indent, const std::string& vars,
+                  const std::string& body) {
+    return absl::StrCat("#pragma unroll\n", indent, "for (unsigned l = 0; l < ", t.per,
+                        "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u",
+                        vars, ";\n", indent, "  ", body, ";\n", indent, "}\n");
+  };
+  // Loads of `t`'s tile at origin (row0, col0) into its registers, zero outside the operand.
+  auto fetch_one = [&](const TileOperand& t, const std::string& row0, const std::string& col0,
+                       const std::string& indent) {
+    const int64_t units = t.vec ? t.cols / 8 : t.cols;
+    const std::string vars = absl::StrCat(", ", t.rv, " = ", row0, " + i / ", units, "u, ", t.cv,
+                                          " = ", col0, " + i % ", units, "u", t.vec ? " * 8u" : "");
+    const std::string at = absl::StrCat(t.rv, " * ", t.ld, " + ", t.cv);
+    const std::string load =
+        t.vec ? absl::StrCat("*reinterpret_cast<const uint4*>(", t.ptr, " + ", at,
+                             ") : make_uint4(0u, 0u, 0u, 0u)")
+              : absl::StrCat(t.ptr, "[", at, "] : ", elem, "(0)");
+    return loop(t, indent, vars,
+                absl::StrCat(t.reg, "[l] = ", t.rv, " < ", t.rbound, " && ", t.cv, " < ",
+                             t.cbound, " ? ", load));
+  };
+  // Loads of step k0 into ra / rb.
   auto fetch = [&](const std::string& k0, const std::string& indent) {
-    std::string f;
-    if (vec_a) {
-      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_a,
-                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads,
-                      "u, am = m0 + i / ", kTcTileK / 8, "u, ak = ", k0, " + i % ", kTcTileK / 8,
-                      "u * 8u;\n", indent,
-                      "  ra[l] = am < kM && ak < kK ? *reinterpret_cast<const uint4*>(a + am * kK + ak)"
-                      " : make_uint4(0u, 0u, 0u, 0u);\n",
-                      indent, "}\n");
-    } else {
-      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_a,
-                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads,
-                      "u, am = m0 + i / ", kTcTileK, "u, ak = ", k0, " + i % ", kTcTileK, "u;\n",
-                      indent, "  ra[l] = am < kM && ak < kK ? a[am * kK + ak] : ", elem, "(0);\n",
-                      indent, "}\n");
-    }
-    if (vec_b) {
-      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_b,
-                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads,
-                      "u, bk = ", k0, " + i / ", kTile / 8, "u, bn = n0 + i % ", kTile / 8,
-                      "u * 8u;\n", indent,
-                      "  rb[l] = bk < kK && bn < kN ? *reinterpret_cast<const uint4*>(b + bk * kN + bn)"
-                      " : make_uint4(0u, 0u, 0u, 0u);\n",
-                      indent, "}\n");
-    } else {
-      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_b,
-                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads,
-                      "u, bk = ", k0, " + i / ", kTile, "u, bn = n0 + i % ", kTile, "u;\n",
-                      indent, "  rb[l] = bk < kK && bn < kN ? b[bk * kN + bn] : ", elem, "(0);\n",
-                      indent, "}\n");
-    }
-    return f;
+    return absl::StrCat(fetch_one(ta, "m0", k0, indent), fetch_one(tb, k0, "n0", indent));
   };
   // ra / rb into the shared tiles.
   auto stash = [&](const std::string& indent) {
     std::string f;
-    if (vec_a) {
-      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_a,
-                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u;\n",
-                      indent, "  *reinterpret_cast<uint4*>(sa + i / ", kTcTileK / 8, "u * ",
-                      kTcPitchA, "u + i % ", kTcTileK / 8, "u * 8u) = ra[l];\n", indent, "}\n");
-    } else {
-      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_a,
-                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u;\n",
-                      indent, "  sa[i / ", kTcTileK, "u * ", kTcPitchA, "u + i % ", kTcTileK,
-                      "u] = ra[l];\n", indent, "}\n");
-    }
-    if (vec_b) {
-      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_b,
-                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u;\n",
-                      indent, "  *reinterpret_cast<uint4*>(sb + i / ", kTile / 8, "u * ",
-                      kTcPitchB, "u + i % ", kTile / 8, "u * 8u) = rb[l];\n", indent, "}\n");
-    } else {
-      absl::StrAppend(&f, "#pragma unroll\n", indent, "for (unsigned l = 0; l < ", per_b,
-                      "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u;\n",
-                      indent, "  sb[i / ", kTile, "u * ", kTcPitchB, "u + i % ", kTile,
-                      "u] = rb[l];\n", indent, "}\n");
+    for (const TileOperand* t : {&ta, &tb}) {
+      const int64_t units = t->vec ? t->cols / 8 : t->cols;
+      const std::string at = absl::StrCat("i / ", units, "u * ", t->pitch, "u + i % ", units, "u");
+      const std::string store =
+          t->vec ? absl::StrCat("*reinterpret_cast<uint4*>(", t->smem, " + ", at, " * 8u)")
+                 : absl::StrCat(t->smem, "[", at, "]");
+      absl::StrAppend(&f, loop(*t, indent, "", absl::StrCat(store, " = ", t->reg, "[l]")));
     }
     return f;
   };
@@ -649,12 +651,7 @@ absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kn
                   ", fmaf in increasing k; grid (", grid[0], ", ", grid[1], ", ", grid[2], "), ",
                   kThreads, " threads, grid-stride, ", kPer * kPer, " outputs per thread, ", smem,
                   " B static shared memory\n");
-  absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", kThreads, ") ",
-                  launch.function, "(", params, ") {\n");
-  absl::StrAppend(&s, KernelPrologue(options));
-  absl::StrAppend(&s, "  constexpr unsigned kM = ", m, "u, kN = ", n, "u, kK = ", k,
-                  "u, kTilesM = ", tiles_m, "u, kTilesN = ", tiles_n, "u, kBatches = ", batches,
-                  "u;\n");
+  absl::StrAppend(&s, MatmulOpening(launch, params, kThreads, options, batches, m, k, n));
   absl::StrAppend(&s, "  __shared__ float sa[", kTileK, "][", kTile + 1, "];  // a's tile, sa[k][m]\n",
                   "  __shared__ float sb[", kTileK, "][", kTile, "];  // b's tile, sb[k][n]\n");
   absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, tx = tid % 16u, ty = tid / 16u;\n");
