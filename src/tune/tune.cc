@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "prism/base/check.h"
 #include "prism/base/hash.h"
 #include "prism/base/status.h"
 #include "prism/block/block_instance.h"
@@ -282,11 +283,14 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
       axes.push_back({&p, *values});
     }
   }
+  // A feasible point whose code generated. The code itself is not kept: the walk examines up
+  // to kMaxGenerate points per family, a few tens of KB of source each, of which take()
+  // needs `count`; it generates a taken member again (deterministic, and cached by `gen` for
+  // its variants).
   struct Member {
     Instance inst;
     int64_t forloop = 0;
     uint64_t tie = 0;
-    codegen::GeneratedCode code;
     bool taken = false;
     int64_t blocks = 0;  // thread blocks of the first kernel's launch
     bool wgmma = false;  // an attention instance the attention_wgmma option fits (sm_90)
@@ -371,8 +375,8 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
     for (int64_t d : code->launches.front().grid) blocks *= d;
     const bool wgmma = wgmma_family && w.gen->WgmmaCode(a, false, code->source).has_value();
     pt.member = Member{{a, check->cost_lower_bound_us, pt.key, "", ""}, forloop,
-                       StableHasher().Add(absl::string_view(pt.key)).Finish(), std::move(*code),
-                       false, blocks, wgmma};
+                       StableHasher().Add(absl::string_view(pt.key)).Finish(), false, blocks,
+                       wgmma};
     return pt;
   };
   // At most one worker per 64 points of the walk (a solver takes milliseconds to make).
@@ -524,7 +528,9 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
           m.taken = true;
           ++st.taken[sub];
           ++st.picks;
-          take(m.inst, std::move(m.code));
+          absl::StatusOr<codegen::GeneratedCode> code = gen.Generate(m.inst.assignment);
+          PRISM_CHECK(code.ok(), "a sampled member generated before: ", code.status().message());
+          take(m.inst, std::move(*code));
           progress = true;
           break;
         }
