@@ -35,38 +35,64 @@ std::string AssignmentKey(const Assignment& a) {
 }  // namespace
 
 absl::StatusOr<SGraph> Bind(const SGraph& graph, const Assignment& assignment) {
-  SGraph bound = graph.Clone();
-  ExprContext& ctx = bound.ctx();
-  absl::flat_hash_map<Expr, Expr> replacements;
-  std::vector<Param> kept;
-  for (const Param& p : bound.params()) {
+  // One pass into a fresh graph that shares nothing: each parameter's variable becomes its
+  // value (a bound one) or the fresh graph's own variable (a kept one), and every expression
+  // slot is imported with that substitution and simplified there. The slots repeat a few
+  // expressions many times (interned: one Expr per structure), so both steps are memoized
+  // across slots; this runs for every instance the tuner examines.
+  const ExprContext& from = graph.ctx();
+  SGraph out(graph.name());
+  ExprContext& to = out.ctx();
+  absl::flat_hash_map<Expr, Expr> imported;  // graph's node → out's node, substituted
+  for (const Param& p : graph.params()) {
+    const Domain& domain = from.var_domain(p.var);
     auto it = assignment.find(p.name);
     if (it == assignment.end()) {
-      kept.push_back(p);
+      PRISM_ASSIGN_OR_RETURN(Expr v, out.AddParam(p.name, p.role, domain));
+      imported[p.var] = v;
       continue;
     }
-    const Domain& domain = ctx.var_domain(p.var);
     if (!domain.Contains(it->second)) {
       return absl::InvalidArgumentError(absl::StrCat("parameter ", p.name, " = ", it->second,
                                                      " is outside its domain ", domain.ToString()));
     }
-    replacements[p.var] = ctx.Const(it->second);
+    imported[p.var] = to.Const(it->second);
   }
-  internal::ForEachExprSlot(bound,
-                            [&](Expr& e) { e = Simplify(ctx, Substitute(ctx, e, replacements)); });
-  // Rebuild the parameter list without the bound ones (SGraph has no param removal API, so go
-  // through a fresh graph that shares nothing).
-  SGraph out(bound.name());
-  for (const Param& p : kept) {
-    PRISM_ASSIGN_OR_RETURN(Expr v, out.AddParam(p.name, p.role, ctx.var_domain(p.var)));
-    (void)v;
-  }
-  for (const SGraphTensor& t : bound.tensors()) out.AddTensor(t.name, t.dtype, t.shape);
-  out.mutable_inputs() = bound.inputs();
-  out.mutable_outputs() = bound.outputs();
-  for (const Kernel& k : bound.kernels()) out.AddKernel(k);
-  // The expressions still point into `bound`'s context: import them.
-  internal::ForEachExprSlot(out, [&](Expr& e) { e = out.ctx().Import(ctx, e); });
+  for (const SGraphTensor& t : graph.tensors()) out.AddTensor(t.name, t.dtype, t.shape);
+  out.mutable_inputs() = graph.inputs();
+  out.mutable_outputs() = graph.outputs();
+  for (const Kernel& k : graph.kernels()) out.AddKernel(k);
+  absl::flat_hash_map<Expr, Expr> simplified;  // graph's slot expression → out's, simplified
+  std::vector<Expr> ops;
+  // The expressions still point into `graph`'s context.
+  internal::ForEachExprSlot(out, [&](Expr& e) {
+    if (auto it = simplified.find(e); it != simplified.end()) {
+      e = it->second;
+      return;
+    }
+    for (Expr n : PostOrder(from, {e})) {
+      if (imported.contains(n)) continue;
+      Expr m;
+      switch (from.kind(n)) {
+        case ExprKind::kConst: m = to.Const(from.const_value(n)); break;
+        case ExprKind::kBoolConst: m = to.Bool(from.bool_value(n)); break;
+        case ExprKind::kVar: {  // not a parameter of the graph (Validate reports it)
+          absl::StatusOr<Expr> v = to.Var(from.var_name(n), from.var_domain(n));
+          PRISM_CHECK(v.ok(), "Bind: ", v.status().message());
+          m = *v;
+          break;
+        }
+        default:
+          ops.clear();
+          for (Expr op : from.operands(n)) ops.push_back(imported.at(op));
+          m = to.Make(from.kind(n), ops);
+      }
+      imported[n] = m;
+    }
+    const Expr result = Simplify(to, imported.at(e));
+    simplified[e] = result;
+    e = result;
+  });
   return out;
 }
 

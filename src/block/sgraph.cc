@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "prism/base/check.h"
 #include "prism/base/hash.h"
@@ -60,7 +61,13 @@ SGraph SGraph::Clone() const {
   copy.inputs_ = inputs_;
   copy.outputs_ = outputs_;
   copy.kernels_ = kernels_;
-  internal::ForEachExprSlot(copy, [&](Expr& e) { e = copy.ctx_->Import(*ctx_, e); });
+  // The slots repeat a few expressions many times (one Expr per structure): import each once.
+  absl::flat_hash_map<Expr, Expr> imported;
+  internal::ForEachExprSlot(copy, [&](Expr& e) {
+    auto [it, inserted] = imported.try_emplace(e);
+    if (inserted) it->second = copy.ctx_->Import(*ctx_, e);
+    e = it->second;
+  });
   return copy;
 }
 
