@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
@@ -200,6 +201,9 @@ Expr Family::MetricOrDefault(absl::string_view name) const {
     return ctx_->Mul({MetricOrDefault(kGridX), MetricOrDefault(kGridY), MetricOrDefault(kGridZ)});
   }
   if (name == kL2Bytes) return MetricOrDefault(kDramBytes);
+  // The other defaults are integer literals: no parse (Evaluate asks for every metric of
+  // every instance it checks).
+  if (int64_t v = 0; absl::SimpleAtoi(info->default_value, &v)) return ctx_->Const(v);
   absl::StatusOr<Expr> e = ParseIntExpr(*ctx_, info->default_value);
   PRISM_CHECK(e.ok(), "default of ", name, ": ", e.status().message());
   return *e;
