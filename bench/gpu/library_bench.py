@@ -23,6 +23,10 @@ PROGRAMS = {
     "mm_oddk": "A = input f16[1024, 1001]\nB = input f16[1001, 1024]\nY = matmul(A, B)\noutput Y\n",
     "mm_big": "A = input bf16[2048, 1000]\nB = input bf16[1000, 2001]\nY = matmul(A, B)\noutput Y\n",
     "add_odd": "X = input f32[4096, 1001]\nb = input f32[1, 1001]\nY = add(X, b)\noutput Y\n",
+    # An LM head over a vocabulary whose size is not a multiple of 8 (the fallback's matmul,
+    # W by elements), and the same with 32000 columns (the templates' split GEMV) to compare.
+    "lm_head": "X = input f16[8, 4096]\nW = input f16[4096, 32001]\nY = matmul(X, W)\noutput Y\n",
+    "lm_head_aligned": "X = input f16[8, 4096]\nW = input f16[4096, 32000]\nY = matmul(X, W)\noutput Y\n",
 }
 
 if len(sys.argv) > 2 and sys.argv[1] == "--write":
@@ -60,6 +64,8 @@ CASES = {  # name: (makers, torch fn, input names)
     "mm_big": ([r(2048, 1000, dtype=BF16), r(1000, 2001, dtype=BF16)], lambda a, b: a @ b,
                ["A", "B"]),
     "add_odd": ([r(4096, 1001, dtype=F32), r(1, 1001, dtype=F32)], lambda x, b: x + b, ["X", "b"]),
+    "lm_head": ([r(8, 4096), r(4096, 32001)], lambda a, b: a @ b, ["X", "W"]),
+    "lm_head_aligned": ([r(8, 4096), r(4096, 32000)], lambda a, b: a @ b, ["X", "W"]),
 }
 
 
