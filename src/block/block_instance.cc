@@ -63,35 +63,11 @@ absl::StatusOr<SGraph> Bind(const SGraph& graph, const Assignment& assignment) {
   out.mutable_outputs() = graph.outputs();
   for (const Kernel& k : graph.kernels()) out.AddKernel(k);
   absl::flat_hash_map<Expr, Expr> simplified;  // graph's slot expression → out's, simplified
-  std::vector<Expr> ops;
   // The expressions still point into `graph`'s context.
   internal::ForEachExprSlot(out, [&](Expr& e) {
-    if (auto it = simplified.find(e); it != simplified.end()) {
-      e = it->second;
-      return;
-    }
-    for (Expr n : PostOrder(from, {e})) {
-      if (imported.contains(n)) continue;
-      Expr m;
-      switch (from.kind(n)) {
-        case ExprKind::kConst: m = to.Const(from.const_value(n)); break;
-        case ExprKind::kBoolConst: m = to.Bool(from.bool_value(n)); break;
-        case ExprKind::kVar: {  // not a parameter of the graph (Validate reports it)
-          absl::StatusOr<Expr> v = to.Var(from.var_name(n), from.var_domain(n));
-          PRISM_CHECK(v.ok(), "Bind: ", v.status().message());
-          m = *v;
-          break;
-        }
-        default:
-          ops.clear();
-          for (Expr op : from.operands(n)) ops.push_back(imported.at(op));
-          m = to.Make(from.kind(n), ops);
-      }
-      imported[n] = m;
-    }
-    const Expr result = Simplify(to, imported.at(e));
-    simplified[e] = result;
-    e = result;
+    auto [it, inserted] = simplified.try_emplace(e);
+    if (inserted) it->second = Simplify(to, to.Import(from, e, imported));
+    e = it->second;
   });
   return out;
 }

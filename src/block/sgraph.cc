@@ -61,13 +61,9 @@ SGraph SGraph::Clone() const {
   copy.inputs_ = inputs_;
   copy.outputs_ = outputs_;
   copy.kernels_ = kernels_;
-  // The slots repeat a few expressions many times (one Expr per structure): import each once.
+  // The slots repeat a few expressions many times (one Expr per structure): one memo for all.
   absl::flat_hash_map<Expr, Expr> imported;
-  internal::ForEachExprSlot(copy, [&](Expr& e) {
-    auto [it, inserted] = imported.try_emplace(e);
-    if (inserted) it->second = copy.ctx_->Import(*ctx_, e);
-    e = it->second;
-  });
+  internal::ForEachExprSlot(copy, [&](Expr& e) { e = copy.ctx_->Import(*ctx_, e, imported); });
   return copy;
 }
 

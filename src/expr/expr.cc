@@ -478,8 +478,15 @@ Expr Substitute(ExprContext& ctx, Expr e, const absl::flat_hash_map<Expr, Expr>&
 
 Expr ExprContext::Import(const ExprContext& from, Expr e) {
   absl::flat_hash_map<Expr, Expr> rebuilt;
+  return Import(from, e, rebuilt);
+}
+
+Expr ExprContext::Import(const ExprContext& from, Expr e,
+                         absl::flat_hash_map<Expr, Expr>& rebuilt) {
+  if (auto it = rebuilt.find(e); it != rebuilt.end()) return it->second;
   std::vector<Expr> ops;
   for (Expr n : PostOrder(from, {e})) {
+    if (rebuilt.contains(n)) continue;
     Expr out;
     switch (from.kind(n)) {
       case ExprKind::kConst: out = Const(from.const_value(n)); break;

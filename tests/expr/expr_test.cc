@@ -173,6 +173,37 @@ TEST(ExprContextTest, TraversalSubstitutionImport) {
   EXPECT_EQ(moved.Import(ctx, e), imported);
 }
 
+// Import through a memo: an entry placed beforehand substitutes for its node, and the nodes
+// rebuilt stay in the memo for the next expressions (Bind imports every slot of a graph
+// through one).
+TEST(ExprContextTest, ImportThroughAMemo) {
+  ExprContext ctx;
+  Expr x = *ctx.Var("x", R(0, 9));
+  Expr y = *ctx.Var("y", R(0, 9));
+  Expr xy = ctx.Mul(x, y);
+  ExprContext to;
+  absl::flat_hash_map<Expr, Expr> memo = {{x, to.Const(3)}};
+  const struct {
+    Expr e;
+    std::string want;
+  } kRows[] = {
+      {xy, "3 * y"},
+      {ctx.Add(xy, x), "3 * y + 3"},
+      {ctx.FloorDiv(y, ctx.Const(2)), "y floordiv 2"},
+      {x, "3"},
+  };
+  for (const auto& row : kRows) {
+    SCOPED_TRACE(row.want);
+    EXPECT_EQ(to.ToString(to.Import(ctx, row.e, memo)), row.want);
+    EXPECT_EQ(to.ToString(memo.at(row.e)), row.want);  // kept for the next expressions
+  }
+  EXPECT_EQ(memo.at(y), *to.FindVar("y"));
+  // The memo's entry for xy is what a later import of xy returns, not a rebuilt node.
+  const Expr marker = to.Const(42);
+  memo[xy] = marker;
+  EXPECT_EQ(to.ToString(to.Import(ctx, ctx.Add(xy, y), memo)), "42 + y");
+}
+
 struct Depth {
   const ExprContext& ctx;
   int Inner(Expr e) {

@@ -166,6 +166,11 @@ class ExprContext {
   // Rebuilds `e` (a handle of `from`) in this context; variables are declared here with their
   // domains (PRISM_CHECK that no conflicting declaration exists).
   Expr Import(const ExprContext& from, Expr e);
+  // The same, through `memo` (nodes of `from` → nodes of this context): a node in it is not
+  // rebuilt but replaced by its entry, and every node rebuilt is added. Importing several
+  // expressions through one memo rebuilds their shared nodes once; an entry placed there
+  // beforehand substitutes (e.g. a variable by its value; the caller keeps the sorts equal).
+  Expr Import(const ExprContext& from, Expr e, absl::flat_hash_map<Expr, Expr>& memo);
 
  private:
   struct Node {
