@@ -24,7 +24,8 @@ PROGRAMS = {
     "mm_big": "A = input bf16[2048, 1000]\nB = input bf16[1000, 2001]\nY = matmul(A, B)\noutput Y\n",
     "add_odd": "X = input f32[4096, 1001]\nb = input f32[1, 1001]\nY = add(X, b)\noutput Y\n",
     # An LM head over a vocabulary whose size is not a multiple of 8 (the fallback's matmul,
-    # W by elements), and the same with 32000 columns (the templates' split GEMV) to compare.
+    # W by elements), and the same with 32000 columns (a block-graph family: on the H200 of
+    # 2026-12-06 one GEMM kernel with warps along N) to compare.
     "lm_head": "X = input f16[8, 4096]\nW = input f16[4096, 32001]\nY = matmul(X, W)\noutput Y\n",
     "lm_head_aligned": "X = input f16[8, 4096]\nW = input f16[4096, 32000]\nY = matmul(X, W)\noutput Y\n",
 }
