@@ -23,11 +23,16 @@ PROGRAMS = {
     "mm_oddk": "A = input f16[1024, 1001]\nB = input f16[1001, 1024]\nY = matmul(A, B)\noutput Y\n",
     "mm_big": "A = input bf16[2048, 1000]\nB = input bf16[1000, 2001]\nY = matmul(A, B)\noutput Y\n",
     "add_odd": "X = input f32[4096, 1001]\nb = input f32[1, 1001]\nY = add(X, b)\noutput Y\n",
-    # An LM head over a vocabulary whose size is not a multiple of 8 (the fallback's matmul,
-    # W by elements), and the same with 32000 columns (a block-graph family: on the H200 of
-    # 2026-12-06 one GEMM kernel with warps along N) to compare.
+    # An LM head over a vocabulary whose size is not a multiple of 8 (the fallback's matmul:
+    # since 2026-12-07 its skinny form for M <= 16, rows staged from their aligned 16-byte
+    # chunks), and the same with 32000 columns (a block-graph family: on the H200 of 2026-12-06
+    # one GEMM kernel with warps along N) to compare; at batch 1, GPT-2's (50257 columns, K 768),
+    # and a bf16 skinny matmul with odd K and N.
     "lm_head": "X = input f16[8, 4096]\nW = input f16[4096, 32001]\nY = matmul(X, W)\noutput Y\n",
     "lm_head_aligned": "X = input f16[8, 4096]\nW = input f16[4096, 32000]\nY = matmul(X, W)\noutput Y\n",
+    "lm_head_b1": "X = input f16[1, 4096]\nW = input f16[4096, 32001]\nY = matmul(X, W)\noutput Y\n",
+    "lm_head_gpt2": "X = input f16[8, 768]\nW = input f16[768, 50257]\nY = matmul(X, W)\noutput Y\n",
+    "skinny_bf16": "X = input bf16[16, 5001]\nW = input bf16[5001, 3001]\nY = matmul(X, W)\noutput Y\n",
 }
 
 if len(sys.argv) > 2 and sys.argv[1] == "--write":
@@ -67,6 +72,10 @@ CASES = {  # name: (makers, torch fn, input names)
     "add_odd": ([r(4096, 1001, dtype=F32), r(1, 1001, dtype=F32)], lambda x, b: x + b, ["X", "b"]),
     "lm_head": ([r(8, 4096), r(4096, 32001)], lambda a, b: a @ b, ["X", "W"]),
     "lm_head_aligned": ([r(8, 4096), r(4096, 32000)], lambda a, b: a @ b, ["X", "W"]),
+    "lm_head_b1": ([r(1, 4096), r(4096, 32001)], lambda a, b: a @ b, ["X", "W"]),
+    "lm_head_gpt2": ([r(8, 768), r(768, 50257)], lambda a, b: a @ b, ["X", "W"]),
+    "skinny_bf16": ([r(16, 5001, dtype=BF16), r(5001, 3001, dtype=BF16)], lambda a, b: a @ b,
+                    ["X", "W"]),
 }
 
 

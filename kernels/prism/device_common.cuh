@@ -52,6 +52,14 @@ __device__ __forceinline__ void CpAsync16(void* smem, const void* gmem) {
   const u32_t s = static_cast<u32_t>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
 }
+// The src-size form: of the 16 bytes at gmem only the first `bytes` (0 to 16) are read, the
+// rest of the shared chunk is zero. gmem is 16-byte aligned and readable for `bytes` bytes (with
+// 0, any valid pointer: nothing is read).
+__device__ __forceinline__ void CpAsync16Fill(void* smem, const void* gmem, u32_t bytes) {
+  const u32_t s = static_cast<u32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(bytes));
+}
 __device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
 __device__ __forceinline__ void CpAsyncWait() {

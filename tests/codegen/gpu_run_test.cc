@@ -560,12 +560,22 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"g", 4}, {"F", 2}, {"T", 256}, {"S", 2}}},
                            // Matmul and elementwise library kernels (split_fixtures.h
                            // lib_<op>: X's dims x0, x1, ..., W's dims w0, w1, ...): matmul with
-                           // odd M, K, N (a tail of 6 k), a batched X times a 2-D W (bf16),
+                           // odd M, K, N (a tail of 6 k; skinny: M ≤ 16, and 17 rows on the
+                           // 64 x 64 tiles), a batched X times a 2-D W (bf16, skinny),
                            // broadcast batch dims (f32), 256 x 512 x 384 (several tiles, whole
-                           // k steps), whole k steps and a tail (bf16); add of [3, 1] and
+                           // k steps), whole k steps and a tail (bf16); the skinny form over
+                           // rows at every shift of their 16-byte chunk: odd K and N with a
+                           // k tail (PDL), 16 rows (bf16), one row, broadcast batch dims whose
+                           // offsets are odd; add of [3, 1] and
                            // [1, 4], mul of [4, 1, 3] and [2, 1] (bf16), exp (bf16), scale by
                            // -0.7 over a grid-stride loop, div of equal shapes (f32), silu.
                            GpuCase{"lib_matmul", {{"x0", 7}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, {}},
+                           GpuCase{"lib_matmul", {{"x0", 17}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, {}},
+                           GpuCase{"lib_matmul", {{"x0", 8}, {"x1", 1001}, {"w0", 1001}, {"w1", 1003}}, {},
+                                   0, false, false, false, false, true},
+                           BF16(GpuCase{"lib_matmul", {{"x0", 16}, {"x1", 300}, {"w0", 300}, {"w1", 77}}, {}}),
+                           GpuCase{"lib_matmul", {{"x0", 1}, {"x1", 2048}, {"w0", 2048}, {"w1", 333}}, {}},
+                           GpuCase{"lib_matmul", {{"x0", 2}, {"x1", 1}, {"x2", 5}, {"x3", 37}, {"w0", 3}, {"w1", 37}, {"w2", 29}}, {}},
                            BF16(GpuCase{"lib_matmul", {{"x0", 3}, {"x1", 2}, {"x2", 6}, {"w0", 6}, {"w1", 1}}, {}}),
                            F32(GpuCase{"lib_matmul", {{"x0", 2}, {"x1", 1}, {"x2", 4}, {"x3", 8}, {"w0", 3}, {"w1", 8}, {"w2", 16}}, {}}),
                            GpuCase{"lib_matmul", {{"x0", 256}, {"x1", 512}, {"w0", 512}, {"w1", 384}}, {},

@@ -92,11 +92,11 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
       "rb[l] = bk < kK && bn < kN ? *reinterpret_cast<const uint4*>(b + bk * kN + bn) : "
       "make_uint4(0u, 0u, 0u, 0u);";
   const MatmulCase cases[] = {
-      {"odd M, K, N", {7, 6}, {6, 5}, kF16, {}, {1, 1, 1}, xw,
-       "1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor "
+      {"odd M, K, N", {17, 6}, {6, 5}, kF16, {}, {1, 1, 1}, xw,
+       "1 batch(es) z of [17, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor "
        "cores (mma.sync m16n8k16, f32 accumulators); X by elements, W by elements; grid (1, 1, 1), "
        "128 threads, grid-stride, 9728 B static shared memory",
-       {"constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;",
+       {"constexpr unsigned kM = 17u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;",
         "const prism_dev::f16_t* __restrict__ a = t_X;",
         "const prism_dev::f16_t* __restrict__ b = t_W;", "prism_dev::f16_t* __restrict__ y = t_Y;",
         "prism_dev::f16_t ra[16];", "prism_dev::f16_t rb[16];", scalar_a,
@@ -108,8 +108,8 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
         "if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j][r]);",
         "if (n + 1u < kN) y[m * kN + n + 1u] = prism_dev::F32ToF16(acc[i][j][r + 1]);"},
        true},
-      {"batched X, 2-D W", {3, 2, 6}, {6, 1}, kF16, {}, {1, 1, 3}, xw,
-       "3 batch(es) z of [2, 6] x [6, 1], X at z, W at 0; 64x64 tiles (1 x 1)",
+      {"batched X, 2-D W", {3, 20, 6}, {6, 1}, kF16, {}, {1, 1, 3}, xw,
+       "3 batch(es) z of [20, 6] x [6, 1], X at z, W at 0; 64x64 tiles (1 x 1)",
        {"const prism_dev::f16_t* __restrict__ a = t_X + z * (kM * kK);",
         "const prism_dev::f16_t* __restrict__ b = t_W;",
         "prism_dev::f16_t* __restrict__ y = t_Y + z * (kM * kN);"},
@@ -144,8 +144,8 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
        {"kN = 1003u, kK = 1000u"}, true},
       {"K = 1", {33, 1}, {1, 70}, kF32, {}, {2, 1, 1}, xw, "k in 0 step(s) of 16 + 1",
        {"for (int kk = 0; kk < 1; ++kk) {"}, true},
-      {"the same tensor twice", {8, 8}, {}, kF16, {0, 0}, {1, 1, 1}, {"X", "Y"},
-       "matmul(X f16 [8, 8], X f16 [8, 8]) -> Y f16 [8, 8]",
+      {"the same tensor twice", {24, 24}, {}, kF16, {0, 0}, {1, 1, 1}, {"X", "Y"},
+       "matmul(X f16 [24, 24], X f16 [24, 24]) -> Y f16 [24, 24]",
        {"const prism_dev::f16_t* __restrict__ a = t_X;", "const prism_dev::f16_t* __restrict__ b = t_X;"},
        true},
       {"4096 x 4096 x 4096", {4096, 4096}, {4096, 4096}, kF16, {}, {64, 64, 1}, xw,
@@ -157,8 +157,8 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
       {"more M tiles than gridDim.y", {4194305, 1}, {1, 1}, kF32, {}, {1, 65535, 1}, xw,
        "64x64 tiles (65537 x 1), k in 0 step(s) of 16 + 1, fmaf in increasing k; grid (1, 65535, 1)",
        {"for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {"}, false},
-      {"more batches than gridDim.z", {70000, 1, 1}, {1, 1}, kF16, {}, {1, 1, 65535}, xw,
-       "70000 batch(es) z of [1, 1] x [1, 1], X at z, W at 0;",
+      {"more batches than gridDim.z", {70000, 17, 1}, {1, 1}, kF16, {}, {1, 1, 65535}, xw,
+       "70000 batch(es) z of [17, 1] x [1, 1], X at z, W at 0;",
        {"for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {"}, false},
   };
   for (const MatmulCase& c : cases) {
@@ -211,15 +211,124 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
   }
 }
 
-// The first case above, whole: f16 [7, 6] × [6, 5] on the tensor cores.
+struct SkinnyCase {
+  const char* label;
+  Shape x, w;
+  DType dtype;
+  std::vector<int> operands;        // empty: X, W
+  std::array<int64_t, 3> grid;      // (tiles along N, 1, batches), each ≤ 65535
+  std::vector<std::string> args;
+  std::string summary;              // in the kernel's comment line
+  std::vector<std::string> lines;   // source lines (substrings) the kernel has
+  bool two_a_rows;                  // M > 8: the fragment rows g + 8 are read
+  int outputs_per_thread;           // ⌈M · 64 / 128⌉
+  bool compile;                     // NVRTC for sm_80 and sm_90
+};
+
+// The f16 / bf16 matmul of at most 16 rows per batch, by case: 16 × 64 tiles along N and batches
+// (grid-stride, capped at 65535), three cp.async stages of 64 W rows and 16 X rows staged from
+// their aligned 16-byte chunks (filled up to the row's end, zero after), each row's shift
+// computed once per batch from the batch's element offsets, 4 warps along k summed through
+// shared memory, one rounding per output; NVRTC without spills; determinism.
+TEST(LibraryOpsTest, SkinnyMatmulLibraryKernel) {
+  const std::vector<std::string> xw = {"X", "W", "Y"};
+  const char* const kTc =
+      " on the tensor cores (mma.sync m16n8k16, f32 accumulators, 4 warps along k); X and W rows "
+      "staged by cp.async from their aligned 16-byte chunks, 3 stages; ";
+  const SkinnyCase cases[] = {
+      {"odd M, K, N", {7, 6}, {6, 5}, kF16, {}, {1, 1, 1}, xw,
+       absl::StrCat("1 batch(es) z of [7, 6] x [6, 5]; 16x64 tiles (1 x 1), 1 k step(s) of 64", kTc,
+                    "grid (1, 1, 1), 128 threads, grid-stride, 42240 B static shared memory"),
+       {"constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesN = 1u, kBatches = 1u, kSteps = 1u;",
+        "const unsigned oa = 0u, ob = 0u;", "prism_dev::f16_t* __restrict__ y = t_Y;"},
+       false, 4, true},
+      {"an LM head over an odd vocabulary", {8, 4096}, {4096, 32001}, kF16, {}, {501, 1, 1}, xw,
+       absl::StrCat("16x64 tiles (1 x 501), 64 k step(s) of 64", kTc, "grid (501, 1, 1)"),
+       {"kN = 32001u, kK = 4096u, kTilesN = 501u, kBatches = 1u, kSteps = 64u;"}, false, 4, true},
+      {"sixteen rows, bf16", {16, 1000}, {1000, 4096}, kBF16, {}, {64, 1, 1}, xw,
+       absl::StrCat("16x64 tiles (1 x 64), 16 k step(s) of 64", kTc),
+       {"prism_dev::MmaM16N8K16BF16(acc[j], af, bf);",
+        "y[mo * kN + n] = prism_dev::F32ToBF16(red[at] + red[at + 1088u] + red[at + 2176u] + "
+        "red[at + 3264u]);"},
+       true, 8, true},
+      {"batched X, 2-D W", {3, 2, 6}, {6, 1}, kBF16, {}, {1, 1, 3}, xw,
+       "3 batch(es) z of [2, 6] x [6, 1], X at z, W at 0; 16x64 tiles (1 x 1)",
+       {"const unsigned oa = z * (kM * kK), ob = 0u;",
+        "prism_dev::bf16_t* __restrict__ y = t_Y + z * (kM * kN);"},
+       false, 1, true},
+      {"broadcast batch dims", {2, 1, 5, 37}, {3, 37, 29}, kF16, {}, {1, 1, 6}, xw,
+       "6 batch(es) z of [5, 37] x [37, 29], runs [2, 3], X at p0, W at p1; 16x64 tiles (1 x 1)",
+       {"const unsigned p1 = r % 3u, p0 = r / 3u;",
+        "const unsigned oa = p0 * (kM * kK), ob = p1 * (kK * kN);"},
+       false, 3, true},
+      {"the same tensor twice", {8, 8}, {}, kF16, {0, 0}, {1, 1, 1}, {"X", "Y"},
+       "matmul(X f16 [8, 8], X f16 [8, 8]) -> Y f16 [8, 8]",
+       {"prism_dev::CpAsync16Fill(&st[0][br * 88u + 8u * c], t_X + (end > e ? e : 0u),",
+        "prism_dev::CpAsync16Fill(&st[0][(64u + ar) * 88u + 8u * c], t_X + (aend > e ? e : 0u),"},
+       false, 4, true},
+      {"more batches than gridDim.z", {70000, 1, 1}, {1, 1}, kF16, {}, {1, 1, 65535}, xw,
+       "70000 batch(es) z of [1, 1] x [1, 1], X at z, W at 0; 16x64 tiles (1 x 1)",
+       {"for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {"}, false, 1, false},
+  };
+  for (const SkinnyCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    std::vector<Shape> shapes = {c.x};
+    if (!c.w.empty()) shapes.push_back(c.w);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, shapes, c.dtype, c.operands));
+    const int64_t steps = (c.x.back() + 63) / 64;
+    for (bool pdl : {false, true}) {
+      SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
+      CodegenOptions options;
+      options.programmatic_dependent_launch = pdl;
+      ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
+      // Three stages of (64 + 16) rows × 88 16-bit elements.
+      ExpectLibraryLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype, 42240, 128);
+      const std::string body = code.source.substr(code.source.find("// kernel k0:"));
+      EXPECT_THAT(body, HasSubstr(c.summary));
+      for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
+      const std::string elem = c.dtype == kBF16 ? "prism_dev::bf16_t" : "prism_dev::f16_t";
+      EXPECT_THAT(body, HasSubstr(absl::StrCat("  __shared__ __align__(16) ", elem,
+                                               " st[3][7040];\n")));
+      // Steps 0 and 1 before the loop (step 1 only when there is one), s + 2 inside it; one
+      // commit each, also when empty, so that the wait for step s counts groups alike.
+      const int loads = steps > 1 ? 3 : 2;
+      EXPECT_EQ(Occurrences(body, "prism_dev::CpAsync16Fill("), 2 * loads);
+      EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncCommit();"), 3);
+      EXPECT_THAT(body, HasSubstr("        if (s + 2u < kSteps)\n        {  // step (s + 2u) into "
+                                  "stage (s + 2u) % 3u\n"));
+      EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncWait<1>();"), 1);
+      EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncWait<0>();"), 1);
+      EXPECT_EQ(Occurrences(body, "__syncthreads();"), 4);
+      // Each row filled up to its end, zero after: the chunk's bytes are the row's.
+      EXPECT_THAT(body, HasSubstr("end = k < kK ? row + kN : 0u;"));
+      EXPECT_THAT(body, HasSubstr("end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);"));
+      EXPECT_THAT(body, HasSubstr("aend = ar < kM ? arow + kK : 0u;"));
+      EXPECT_THAT(body, HasSubstr("const unsigned fb9 = (kr + 9u) * 88u + ((ob + (kr + 9u) * kN) "
+                                  "& 7u) + g;"));
+      EXPECT_EQ(Occurrences(body, "const unsigned fa1 = "), c.two_a_rows ? 1 : 0);
+      EXPECT_EQ(Occurrences(body, "af[1] = 0u;"), c.two_a_rows ? 0 : 1);
+      EXPECT_EQ(Occurrences(body, c.dtype == kBF16 ? "prism_dev::MmaM16N8K16BF16("
+                                                   : "prism_dev::MmaM16N8K16("),
+                1);
+      EXPECT_THAT(body, HasSubstr(absl::StrCat("for (unsigned l = 0; l < ", c.outputs_per_thread,
+                                               "u; ++l) {")));
+      EXPECT_EQ(Occurrences(body, "y[mo * kN + n] = "), 1);
+      ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+      EXPECT_EQ(again.source, code.source);
+      if (!pdl && c.compile) ExpectCompiles(code.source);
+    }
+  }
+}
+
+// The first case above, whole: f16 [17, 6] × [6, 5] on the tensor cores.
 TEST(LibraryOpsTest, MatmulKernelSource) {
-  ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}));
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{17, 6}, {6, 5}}));
   ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
   const size_t at = code.source.find("// kernel k0:");
   ASSERT_NE(at, std::string::npos);
-  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [7, 6], W f16 [6, 5]) -> Y f16 [7, 5]; 1 batch(es) z of [7, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 accumulators); X by elements, W by elements; grid (1, 1, 1), 128 threads, grid-stride, 9728 B static shared memory
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [17, 6], W f16 [6, 5]) -> Y f16 [17, 5]; 1 batch(es) z of [17, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 accumulators); X by elements, W by elements; grid (1, 1, 1), 128 threads, grid-stride, 9728 B static shared memory
 extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_dev::f16_t* __restrict__ t_X, const prism_dev::f16_t* __restrict__ t_W, prism_dev::f16_t* __restrict__ t_Y) {
-  constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;
+  constexpr unsigned kM = 17u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;
   __shared__ __align__(16) prism_dev::f16_t sa[2560];  // a's tile, 64 x 32 (m x k), pitch 40
   __shared__ __align__(16) prism_dev::f16_t sb[2304];  // b's tile, 32 x 64 (k x n), pitch 72
   const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u;
@@ -313,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
 )");
 }
 
-// The same shapes in f32, whole: on the CUDA cores, fmaf in increasing k.
+// f32 [7, 6] × [6, 5], whole: on the CUDA cores, fmaf in increasing k (f32 has no skinny form).
 TEST(LibraryOpsTest, MatmulKernelSourceF32) {
   ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}, kF32));
   ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
@@ -659,6 +768,13 @@ TEST(LibraryOpsTest, GpuFixturesRunOnTheEmulator) {
   };
   const GpuFixture cases[] = {
       {"lib_matmul", {{"x0", 7}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, kF16},
+      {"lib_matmul", {{"x0", 17}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, kF16},
+      {"lib_matmul", {{"x0", 8}, {"x1", 1001}, {"w0", 1001}, {"w1", 1003}}, kF16},
+      {"lib_matmul", {{"x0", 16}, {"x1", 300}, {"w0", 300}, {"w1", 77}}, kBF16},
+      {"lib_matmul", {{"x0", 1}, {"x1", 2048}, {"w0", 2048}, {"w1", 333}}, kF16},
+      {"lib_matmul",
+       {{"x0", 2}, {"x1", 1}, {"x2", 5}, {"x3", 37}, {"w0", 3}, {"w1", 37}, {"w2", 29}},
+       kF16},
       {"lib_matmul", {{"x0", 3}, {"x1", 2}, {"x2", 6}, {"w0", 6}, {"w1", 1}}, kBF16},
       {"lib_matmul", {{"x0", 2}, {"x1", 1}, {"x2", 4}, {"x3", 8}, {"w0", 3}, {"w1", 8}, {"w2", 16}},
        kF32},
