@@ -24,7 +24,7 @@ PROGRAMS = {
     "mm_big": "A = input bf16[2048, 1000]\nB = input bf16[1000, 2001]\nY = matmul(A, B)\noutput Y\n",
     "add_odd": "X = input f32[4096, 1001]\nb = input f32[1, 1001]\nY = add(X, b)\noutput Y\n",
     # An LM head over a vocabulary whose size is not a multiple of 8 (the fallback's matmul:
-    # since 2026-12-07 its skinny form for M <= 16, rows staged from their aligned 16-byte
+    # since 2026-12-06 its skinny form for M <= 16, rows staged from their aligned 16-byte
     # chunks), and the same with 32000 columns (a block-graph family: on the H200 of 2026-12-06
     # one GEMM kernel with warps along N) to compare; at batch 1, GPT-2's (50257 columns, K 768),
     # and a bf16 skinny matmul with odd K and N.

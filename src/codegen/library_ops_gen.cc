@@ -21,16 +21,20 @@
 //
 // Matmul a[…A, M, K] × b[…B, K, N] → [broadcast(A, B), M, N], f16 and bf16 on the tensor
 // cores: a block of kTcThreads threads (4 warps, each a 32 × 32 quarter) computes a kTile ×
-// kTile output tile of one batch with mma.sync m16n8k16 (f32 accumulators). Each k step stages
-// a kTile × kTcTileK tile of a (row-major, pitch kTcPitchA) and a kTcTileK × kTile tile of b
-// (pitch kTcPitchB) in static shared memory as 16-bit elements, zero outside the operands; the
-// fragments are device_common.cuh's LoadAFragment / LoadBFragment (their pitches put the 8 rows
-// of a fragment in distinct banks). While the tensor cores fold a step, each thread already
-// holds the next step's elements in registers: 8-element 16-byte loads for an operand whose
-// rows are whole 16-byte chunks (a: K % 8 == 0, b: N % 8 == 0; the base pointers and batch
-// offsets are then 16-byte aligned), single elements otherwise. The f32 accumulation order is
-// the tensor cores', not §3.3's, so results match the interpreter within the f16 / bf16
-// tolerance, not bit for bit. 9,728 B of static shared memory.
+// kTile output tile of one batch with mma.sync m16n8k16 (f32 accumulators), or, with M ≤
+// kSkMaxM, a kSkTileM × kTile tile (SkinnyMatmul: 4 warps along k, summed through shared
+// memory). Each k step's rows of a and b are staged by cp.async in a ring of stages (kTcStages,
+// kSkStages) of static shared memory as 16-bit elements, each row from the aligned 16-byte chunk
+// that holds its first element (device_common.cuh's CpAsync16Fill: bytes up to the row's end,
+// zero after; a row past M or K all zero), so rows of any length and offset copy by 16 bytes
+// and the k tail adds exact zeros. A row's shift (its first element's offset in that chunk) is
+// the same in every k step, so each thread computes its fragment elements' positions once per
+// tile or batch and builds the fragments from 16-bit shared loads; an operand whose rows are
+// whole 16-byte chunks (a: K % 8 == 0, b: N % 8 == 0; base pointers 16-byte aligned, so every
+// batch's rows start at chunk boundaries) uses LoadAFragment / LoadBFragment, whose pitches put
+// the 8 rows of a fragment in distinct banks. The f32 accumulation order is the tensor cores',
+// not §3.3's, so results match the interpreter within the f16 / bf16 tolerance, not bit for
+// bit. 38,912–43,008 B (64 × 64) or 42,240 B (skinny) of static shared memory.
 //
 // Matmul of f32 tensors on the CUDA cores: a block of kThreads threads computes a kTile × kTile
 // output tile of one batch. Each step stages a kTile × kTileK tile of a
@@ -54,11 +58,13 @@
 // 32-bit indices (unsigned): every operand and the result have at most 2^31 − 1 elements, else
 // ResourceExhausted. Elementwise: e < 2^31 and e + gridDim.x · kThreads < 2^31 + 528 · 256 <
 // 2^32; an operand index is at most its element count. Matmul: a load's index is formed only
-// inside its bounds check (m < M, k < K: batch_a · M·K + m·K + k < |a| ≤ 2^31 − 1, likewise b;
-// a 16-byte load's last element too, its chunk being whole inside a row of a multiple of 8),
-// a store's only for m < M, n < N (z · M·N + m·N + n < |result|); tile origins are below
-// M + 64 resp. N + 64, k0 below K + 32, and the grid-stride counters below their bound plus
-// 65535: all below 2^32.
+// inside its bounds check (f32: m < M, k < K: batch_a · M·K + m·K + k < |a| ≤ 2^31 − 1, likewise
+// b; f16 / bf16: a staged row's start only for a live row, and its chunks, at most 72 elements
+// past it, are read only up to the row's end, so no byte past |a| or |b|; a row's shift is its
+// start mod 8, which a wrapped product keeps, 2^32 being a multiple of 8), a store's only for
+// m < M, n < N (z · M·N + m·N + n < |result|); tile origins are below M + 64 resp. N + 64, k
+// step origins below K + 64, and the grid-stride counters below their bound plus 65535: all
+// below 2^32.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -89,6 +95,7 @@ constexpr int64_t kMaxGridDim = 65535;   // gridDim.y and gridDim.z limit (x cap
 // tile; k steps of kTcTileK; the shared tiles' pitches in elements (conflict-free fragments).
 constexpr int64_t kTcThreads = 128;
 constexpr int64_t kTcTileK = 32;
+constexpr int64_t kTcStages = 4;
 constexpr int64_t kTcPitchA = kTcTileK + 8;  // 80 B: the 8 rows of a fragment hit 8 bank quads
 constexpr int64_t kTcPitchB = kTile + 8;     // 144 B
 // The skinny tensor-core matmul (f16 / bf16, M ≤ kSkMaxM per batch): kSkTileM × kTile output
@@ -469,11 +476,15 @@ std::string MatmulTileLoops(const BlockProgram& p, const LibraryKernel& lk,
 }
 
 // The f16 / bf16 matmul on the tensor cores (see the file comment): the same grid and batch
-// view as the f32 kernel, kTcThreads threads per kTile × kTile tile, mma.sync m16n8k16 with f32
-// accumulators over k steps of kTcTileK staged in shared memory as 16-bit elements (zero outside
-// the operands). The next step's elements are loaded into registers while the tensor cores
-// work on this one. An operand whose rows are whole 16-byte chunks (a: K % 8 == 0, b: N % 8 ==
-// 0) is loaded 8 elements at a time, else element by element.
+// view as the f32 kernel, kTcThreads threads per kTile × kTile tile (4 warps, each a 32 × 32
+// quarter), mma.sync m16n8k16 with f32 accumulators over k steps of kTcTileK. Each step's
+// kTile rows of a (kTcTileK elements) and kTcTileK rows of b (kTile elements) are staged by
+// cp.async in a ring of kTcStages stages, each row from the aligned 16-byte chunk that holds its
+// first element (CpAsync16Fill: up to the row's end, zero after; a row past M or K all zero).
+// An operand whose rows are whole 16-byte chunks (a: K % 8 == 0, b: N % 8 == 0; its rows then
+// start at chunk boundaries in every batch) is read with the fragment helpers of
+// device_common.cuh; otherwise each row's shift is computed once per tile (a) or batch (b) and
+// its fragments are built from 16-bit shared loads.
 absl::StatusOr<LaunchConfig> TensorCoreMatmul(
     const BlockProgram& p, const std::string& kname, const LibraryKernel& lk,
     const CodegenOptions& options, const Half16& h, const std::string& elem, const Shape& batch,
@@ -488,111 +499,156 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   const int64_t batches = Elements(batch);
   const int64_t steps = (k + kTcTileK - 1) / kTcTileK;
   const bool vec_a = k % 8 == 0, vec_b = n % 8 == 0;
-  const int64_t smem = (kTile * kTcPitchA + kTcTileK * kTcPitchB) * 2;
-  launch.reduction_bytes = smem;  // the static tiles, for the resource audit (audit.cc)
-  // Elements (or 8-element chunks) of a tile each thread loads per step.
-  const int64_t per_a = kTile * kTcTileK / (vec_a ? 8 : 1) / kTcThreads;
-  const int64_t per_b = kTcTileK * kTile / (vec_b ? 8 : 1) / kTcThreads;
+  const int64_t chunks_a = kTcTileK / 8 + (vec_a ? 0 : 1), chunks_b = kTile / 8 + (vec_b ? 0 : 1);
+  const int64_t pitch_b = vec_b ? kTcPitchB : kSkPitch;
+  const int64_t size_a = kTile * kTcPitchA, stage = size_a + kTcTileK * pitch_b;  // elements
+  const int64_t smem = kTcStages * stage * 2;
+  launch.reduction_bytes = smem;  // the static stages, for the resource audit (audit.cc)
+  const std::string pa = ParamName(p, lk.operands[0]), pb = ParamName(p, lk.operands[1]);
 
   std::string s;
   absl::StrAppend(&s, MatmulSummary(p, kname, lk, v, batches, m, k, n), steps,
                   " k step(s) of ", kTcTileK, " on the tensor cores (mma.sync m16n8k16, f32 "
-                  "accumulators); ", a.name, vec_a ? " by 16-byte chunks, " : " by elements, ",
-                  b.name, vec_b ? " by 16-byte chunks" : " by elements", "; grid (", grid[0],
-                  ", ", grid[1], ", ", grid[2], "), ", kTcThreads, " threads, grid-stride, ",
-                  smem, " B static shared memory\n");
+                  "accumulators); ", a.name, vec_a ? " rows in whole" : " rows in aligned",
+                  " 16-byte chunks, ", b.name, vec_b ? " rows in whole" : " rows in aligned",
+                  " 16-byte chunks, by cp.async, ", kTcStages, " stages; grid (", grid[0], ", ",
+                  grid[1], ", ", grid[2], "), ", kTcThreads, " threads, grid-stride, ", smem,
+                  " B static shared memory\n");
   absl::StrAppend(&s, MatmulOpening(launch, params, kTcThreads, options, batches, m, k, n));
-  absl::StrAppend(&s, "  __shared__ __align__(16) ", elem, " sa[", kTile * kTcPitchA, "];  // a's tile, ",
-                  kTile, " x ", kTcTileK, " (m x k), pitch ", kTcPitchA, "\n",
-                  "  __shared__ __align__(16) ", elem, " sb[", kTcTileK * kTcPitchB,
-                  "];  // b's tile, ", kTcTileK, " x ", kTile, " (k x n), pitch ", kTcPitchB, "\n");
-  absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u;\n",
+  absl::StrAppend(&s, "  constexpr unsigned kSteps = ", steps, "u;\n");
+  absl::StrAppend(&s, "  // A stage: ", a.name, "'s ", kTile, " m rows (", kTcPitchA,
+                  " elements apart), then ", b.name, "'s ", kTcTileK, " k rows (", pitch_b,
+                  " apart); a row's element j at its shift + j.\n");
+  absl::StrAppend(&s, "  __shared__ __align__(16) ", elem, " st[", kTcStages, "][", stage, "];\n");
+  absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u, "
+                  "g = lane / 4u, t = lane % 4u;\n",
                   "  const int wm = static_cast<int>(warp / 2u) * 32, wn = static_cast<int>(warp % 2u) * 32;\n");
-  absl::StrAppend(&s, MatmulTileLoops(p, lk, v, batches, elem));
+  absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
+  absl::StrAppend(&s, Decompose(v, "z", "    "));
+  auto offset = [&](size_t o, const std::string& size) {
+    const std::string i = OperandIndex(v, o, "z");
+    if (i == "0" || batches == 1) return std::string("0u");
+    return absl::StrCat(i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"), " * (",
+                        size, ")");
+  };
+  absl::StrAppend(&s, "    const unsigned oa = ", offset(0, "kM * kK"), ", ob = ",
+                  offset(1, "kK * kN"), ";  // the batch's first elements of ", a.name, " and ",
+                  b.name, "\n");
+  absl::StrAppend(&s, "    ", elem, "* __restrict__ y = ", ParamName(p, lk.result),
+                  batches == 1 ? std::string() : " + z * (kM * kN)", ";\n");
+  if (!vec_b) {
+    // b's fragment rows kk + 2t + {0, 1, 8, 9} (kk = 0, 16): where column wn + g sits.
+    absl::StrAppend(&s, "    unsigned fb[8];  // b's rows 2t, 2t+1, 2t+8, 2t+9, then 16 more: "
+                    "row × ", pitch_b, " + its shift + wn + g\n#pragma unroll\n",
+                    "    for (unsigned q = 0; q < 8u; ++q) {\n",
+                    "      const unsigned kr = (q / 4u) * 16u + 2u * t + (q % 2u) + 8u * ((q / 2u) % 2u);\n",
+                    "      fb[q] = ", size_a, "u + kr * ", pitch_b,
+                    "u + ((ob + kr * kN) & 7u) + static_cast<unsigned>(wn) + g;\n    }\n");
+  }
+  absl::StrAppend(&s, "    for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {\n",
+                  "      for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {\n",
+                  "        const unsigned m0 = tm * ", kTile, "u, n0 = tn * ", kTile, "u;\n");
+  if (!vec_a) {
+    absl::StrAppend(&s, "        unsigned fa[2][2];  // a's rows wm + 16i + g + 8h: row × ",
+                    kTcPitchA, " + its shift + 2t\n#pragma unroll\n",
+                    "        for (unsigned i = 0; i < 2u; ++i)\n#pragma unroll\n",
+                    "          for (unsigned hh = 0; hh < 2u; ++hh) {\n",
+                    "            const unsigned r = static_cast<unsigned>(wm) + 16u * i + g + 8u * hh;\n",
+                    "            fa[i][hh] = r * ", kTcPitchA, "u + ((oa + (m0 + r) * kK) & 7u) + 2u * t;\n",
+                    "          }\n");
+  }
   absl::StrAppend(&s, "        float acc[2][4][4];\n#pragma unroll\n",
                   "        for (int i = 0; i < 2; ++i)\n#pragma unroll\n",
                   "          for (int j = 0; j < 4; ++j)\n#pragma unroll\n",
                   "            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;\n");
-  // Registers of the next step: 8-element chunks (uint4) or elements.
-  absl::StrAppend(&s, "        ", vec_a ? "uint4" : elem, " ra[", per_a, "];\n", "        ",
-                  vec_b ? "uint4" : elem, " rb[", per_b, "];\n");
-  // One operand's tile as the loops below see it: its register array, rows × cols of the tile
-  // (row variable and origin, bound), the global row pitch, the shared tile and its pitch.
-  struct TileOperand {
-    const char* reg;    // "ra"
-    const char* ptr;    // "a"
-    const char* smem;   // "sa"
-    const char* rv;     // row variable, "am"
-    const char* cv;     // column variable, "ak"
-    const char* rbound;  // "kM"
-    const char* cbound;  // "kK"
-    const char* ld;     // "kK": the global row pitch
-    int64_t cols, pitch, per;
-    bool vec;  // 16-byte chunks of 8 elements
-  };
-  const TileOperand ta = {"ra", "a", "sa", "am", "ak", "kM", "kK", "kK",
-                          kTcTileK, kTcPitchA, per_a, vec_a};
-  const TileOperand tb = {"rb", "b", "sb", "bk", "bn", "kK", "kN", "kN",
-                          kTile, kTcPitchB, per_b, vec_b};
-  // The loop over a thread's elements (or chunks) of `t`: i = its index in the tile, row i /
-  // units, unit i % units (× 8 for chunks).
-  auto loop = [&](const TileOperand& t, const std::string& indent, const std::string& vars,
-                  const std::string& body) {
-    return absl::StrCat("#pragma unroll\n", indent, "for (unsigned l = 0; l < ", t.per,
-                        "u; ++l) {\n", indent, "  const unsigned i = tid + l * ", kTcThreads, "u",
-                        vars, ";\n", indent, "  ", body, ";\n", indent, "}\n");
-  };
-  // Loads of `t`'s tile at origin (row0, col0) into its registers, zero outside the operand.
-  auto fetch_one = [&](const TileOperand& t, const std::string& row0, const std::string& col0,
-                       const std::string& indent) {
-    const int64_t units = t.vec ? t.cols / 8 : t.cols;
-    const std::string vars = absl::StrCat(", ", t.rv, " = ", row0, " + i / ", units, "u, ", t.cv,
-                                          " = ", col0, " + i % ", units, "u", t.vec ? " * 8u" : "");
-    const std::string at = absl::StrCat(t.rv, " * ", t.ld, " + ", t.cv);
-    const std::string load =
-        t.vec ? absl::StrCat("*reinterpret_cast<const uint4*>(", t.ptr, " + ", at,
-                             ") : make_uint4(0u, 0u, 0u, 0u)")
-              : absl::StrCat(t.ptr, "[", at, "] : ", elem, "(0)");
-    return loop(t, indent, vars,
-                absl::StrCat(t.reg, "[l] = ", t.rv, " < ", t.rbound, " && ", t.cv, " < ",
-                             t.cbound, " ? ", load));
-  };
-  // Loads of step k0 into ra / rb.
-  auto fetch = [&](const std::string& k0, const std::string& indent) {
-    return absl::StrCat(fetch_one(ta, "m0", k0, indent), fetch_one(tb, k0, "n0", indent));
-  };
-  // ra / rb into the shared tiles.
-  auto stash = [&](const std::string& indent) {
+  // Step `step` into stage `stg`: a's rows m0 + r from k = 32·step, b's rows k = 32·step + r from
+  // column n0; each chunk filled up to its row's end (0 for a row past M or K).
+  auto load = [&](const std::string& step, const std::string& stg, const std::string& ind) {
     std::string f;
-    for (const TileOperand* t : {&ta, &tb}) {
-      const int64_t units = t->vec ? t->cols / 8 : t->cols;
-      const std::string at = absl::StrCat("i / ", units, "u * ", t->pitch, "u + i % ", units, "u");
-      const std::string store =
-          t->vec ? absl::StrCat("*reinterpret_cast<uint4*>(", t->smem, " + ", at, " * 8u)")
-                 : absl::StrCat(t->smem, "[", at, "]");
-      absl::StrAppend(&f, loop(*t, indent, "", absl::StrCat(store, " = ", t->reg, "[l]")));
+    absl::StrAppend(&f, ind, "{  // step ", step, " into stage ", stg, "\n");
+    struct Side {
+      const char* what;
+      int64_t rows, chunks, pitch, base;
+      std::string row_start, valid, len, col0, ptr;
+    };
+    const Side sides[] = {
+        {"a", kTile, chunks_a, kTcPitchA, 0, "oa + (m0 + r) * kK", "m0 + r < kM", "kK",
+         absl::StrCat(step, " * ", kTcTileK, "u"), pa},
+        {"b", kTcTileK, chunks_b, pitch_b, size_a,
+         absl::StrCat("ob + (", step, " * ", kTcTileK, "u + r) * kN"),
+         absl::StrCat(step, " * ", kTcTileK, "u + r < kK"), "kN", "n0", pb},
+    };
+    for (const Side& d : sides) {
+      const int64_t total = d.rows * d.chunks;
+      const int64_t per = (total + kTcThreads - 1) / kTcThreads;
+      absl::StrAppend(&f, "#pragma unroll\n", ind, "  for (unsigned l = 0; l < ", per, "u; ++l) {  // ",
+                      d.what, ": ", d.rows, " rows of ", d.chunks, " chunks\n");
+      absl::StrAppend(&f, ind, "    const unsigned i = tid + l * ", kTcThreads, "u, r = i / ",
+                      d.chunks, "u, c = i % ", d.chunks, "u;\n");
+      absl::StrAppend(&f, ind, "    const bool live = ", d.valid, ";\n");
+      absl::StrAppend(&f, ind, "    const unsigned row = live ? ", d.row_start,
+                      " : 0u, e = ((row + ", d.col0, ") & ~7u) + 8u * c, end = live ? row + ",
+                      d.len, " : 0u;\n");
+      absl::StrAppend(&f, ind, "    ",
+                      total % kTcThreads == 0 ? "" : absl::StrCat("if (i < ", total, "u) "),
+                      "prism_dev::CpAsync16Fill(&st[", stg, "][",
+                      d.base == 0 ? "" : absl::StrCat(d.base, "u + "), "r * ", d.pitch,
+                      "u + 8u * c], ", d.ptr, " + (end > e ? e : 0u), end <= e ? 0u : end - e < "
+                      "8u ? (end - e) * 2u : 16u);\n");
+      absl::StrAppend(&f, ind, "  }\n");
     }
+    absl::StrAppend(&f, ind, "}\n");
     return f;
   };
-  absl::StrAppend(&s, fetch("0u", "        "));
-  absl::StrAppend(&s, "        for (unsigned k0 = 0; k0 < kK; k0 += ", kTcTileK, "u) {\n");
-  absl::StrAppend(&s, "          __syncthreads();  // every warp is done with the last step's tiles\n");
-  absl::StrAppend(&s, stash("          "));
-  absl::StrAppend(&s, "          __syncthreads();\n");
-  absl::StrAppend(&s, "          if (k0 + ", kTcTileK, "u < kK) {  // the next step's loads, in flight during the mma\n",
-                  fetch(absl::StrCat("(k0 + ", kTcTileK, "u)"), "            "), "          }\n");
+  for (int64_t i = 0; i + 1 < kTcStages; ++i) {  // the prologue: one commit per stage, also empty
+    if (i < steps) absl::StrAppend(&s, load(absl::StrCat(i, "u"), absl::StrCat(i), "        "));
+    absl::StrAppend(&s, "        prism_dev::CpAsyncCommit();\n");
+  }
+  absl::StrAppend(&s, "        for (unsigned s = 0; s < kSteps; ++s) {\n",
+                  "          prism_dev::CpAsyncWait<", kTcStages - 2, ">();  // step s has landed\n",
+                  "          __syncthreads();  // for every thread; and every warp is done with step s - 1's stage\n",
+                  "          if (s + ", kTcStages - 1, "u < kSteps)\n",
+                  load(absl::StrCat("(s + ", kTcStages - 1, "u)"),
+                       absl::StrCat("(s + ", kTcStages - 1, "u) % ", kTcStages, "u"), "          "),
+                  "          prism_dev::CpAsyncCommit();\n",
+                  "          const ", elem, "* sa = st[s % ", kTcStages, "u];\n",
+                  vec_b ? absl::StrCat("          const ", elem, "* sb = sa + ", size_a, ";\n")
+                        : std::string());
   absl::StrAppend(&s, "#pragma unroll\n          for (int kk = 0; kk < ", kTcTileK, "; kk += 16) {\n",
-                  "            prism_dev::u32_t af[2][4];\n            float unused = 0.0f;\n#pragma unroll\n",
-                  "            for (int i = 0; i < 2; ++i)\n",
-                  "              prism_dev::LoadAFragment<false, ", h.is_bf16, ">(af[i], sa, ",
-                  kTcPitchA, ", ", kTile, ", wm + 16 * i, kk, lane, unused, unused);\n#pragma unroll\n",
-                  "            for (int j = 0; j < 4; ++j) {\n              prism_dev::u32_t bf[2];\n",
-                  "              prism_dev::LoadBFragment(bf, sb, ", kTcPitchB, ", kk, wn + 8 * j, lane);\n#pragma unroll\n",
+                  "            prism_dev::u32_t af[2][4];\n");
+  if (vec_a) {
+    absl::StrAppend(&s, "            float unused = 0.0f;\n#pragma unroll\n",
+                    "            for (int i = 0; i < 2; ++i)\n",
+                    "              prism_dev::LoadAFragment<false, ", h.is_bf16, ">(af[i], sa, ",
+                    kTcPitchA, ", ", kTile, ", wm + 16 * i, kk, lane, unused, unused);\n");
+  } else {
+    absl::StrAppend(&s, "#pragma unroll\n            for (int i = 0; i < 2; ++i) {\n",
+                    "              const prism_dev::f16_t* p0 = sa + fa[i][0] + kk;\n",
+                    "              const prism_dev::f16_t* p1 = sa + fa[i][1] + kk;\n",
+                    "              af[i][0] = prism_dev::Pack2(p0[0], p0[1]);  // (g, 2t..2t+1)\n",
+                    "              af[i][1] = prism_dev::Pack2(p1[0], p1[1]);  // (g+8, 2t..2t+1)\n",
+                    "              af[i][2] = prism_dev::Pack2(p0[8], p0[9]);  // (g, 2t+8..2t+9)\n",
+                    "              af[i][3] = prism_dev::Pack2(p1[8], p1[9]);  // (g+8, 2t+8..2t+9)\n",
+                    "            }\n");
+  }
+  absl::StrAppend(&s, "#pragma unroll\n            for (int j = 0; j < 4; ++j) {\n",
+                  "              prism_dev::u32_t bf[2];\n");
+  if (vec_b) {
+    absl::StrAppend(&s, "              prism_dev::LoadBFragment(bf, sb, ", pitch_b,
+                    ", kk, wn + 8 * j, lane);\n");
+  } else {
+    absl::StrAppend(&s, "              const unsigned q = static_cast<unsigned>(kk) / 4u, c = 8u * static_cast<unsigned>(j);  // fb[q..q+3]: this kk's rows\n",
+                    "              bf[0] = prism_dev::Pack2(sa[fb[q] + c], sa[fb[q + 1] + c]);  // (2t..2t+1, g)\n",
+                    "              bf[1] = prism_dev::Pack2(sa[fb[q + 2] + c], sa[fb[q + 3] + c]);  // (2t+8..2t+9, g)\n");
+  }
+  absl::StrAppend(&s, "#pragma unroll\n",
                   "              for (int i = 0; i < 2; ++i) prism_dev::", h.mma, "(acc[i][j], af[i], bf);\n",
                   "            }\n          }\n        }\n");
+  absl::StrAppend(&s, "        prism_dev::CpAsyncWait<0>();\n",
+                  "        __syncthreads();  // every warp is done with the stages before the next tile's loads\n");
   // The store: fragment element r of acc[i][j] is row g + 8·(r / 2), column 2t + r % 2 of the
-  // 16 × 8 tile at (wm + 16i, wn + 8j), g = lane / 4, t = lane % 4.
-  absl::StrAppend(&s, "        const unsigned g = lane / 4u, t = lane % 4u;\n#pragma unroll\n",
+  // 16 × 8 tile at (wm + 16i, wn + 8j).
+  absl::StrAppend(&s, "#pragma unroll\n",
                   "        for (int i = 0; i < 2; ++i) {\n#pragma unroll\n",
                   "          for (int r = 0; r < 4; r += 2) {\n",
                   "            const unsigned m = m0 + static_cast<unsigned>(wm + 16 * i) + g + 4u * static_cast<unsigned>(r);\n",

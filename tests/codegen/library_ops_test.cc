@@ -77,41 +77,45 @@ struct MatmulCase {
 // A matmul library kernel, by case: the launch (grid x over N tiles, y over M tiles, z over
 // batches, capped at 65535), the arguments, the constants, the batch offsets through
 // broadcasting; f32 on the CUDA cores (k steps of 16, a tail loop over the last K % 16 only,
-// fmaf in increasing k, static shared memory as f32), f16 and bf16 on the tensor cores (k steps
-// of 32 staged as 16-bit elements, 16-byte loads where rows are whole 16-byte chunks, the next
-// step's loads before the mma, fragment stores); NVRTC; determinism.
+// fmaf in increasing k, static shared memory as f32), f16 and bf16 with M > 16 on the tensor
+// cores (k steps of 32 in four cp.async stages, each row from its aligned 16-byte chunk and
+// zero after its end; the fragment helpers for rows of whole chunks, per-row shifts and 16-bit
+// loads otherwise; fragment stores); NVRTC; determinism.
 TEST(LibraryOpsTest, MatmulLibraryKernel) {
   const std::vector<std::string> xw = {"X", "W", "Y"};
   const char* const kTc =
       " on the tensor cores (mma.sync m16n8k16, f32 accumulators); ";
-  const std::string scalar_a = "ra[l] = am < kM && ak < kK ? a[am * kK + ak] : prism_dev::f16_t(0);";
-  const std::string vector_a =
-      "ra[l] = am < kM && ak < kK ? *reinterpret_cast<const uint4*>(a + am * kK + ak) : "
-      "make_uint4(0u, 0u, 0u, 0u);";
-  const std::string vector_b =
-      "rb[l] = bk < kK && bn < kN ? *reinterpret_cast<const uint4*>(b + bk * kN + bn) : "
-      "make_uint4(0u, 0u, 0u, 0u);";
+  const std::string load_a =
+      "prism_dev::CpAsync16Fill(&st[0][r * 40u + 8u * c], t_X + (end > e ? e : 0u), end <= e ? "
+      "0u : end - e < 8u ? (end - e) * 2u : 16u);";
+  const std::string unaligned_b =
+      "if (i < 288u) prism_dev::CpAsync16Fill(&st[0][2560u + r * 88u + 8u * c], t_W + (end > e "
+      "? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);";
   const MatmulCase cases[] = {
       {"odd M, K, N", {17, 6}, {6, 5}, kF16, {}, {1, 1, 1}, xw,
        "1 batch(es) z of [17, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor "
-       "cores (mma.sync m16n8k16, f32 accumulators); X by elements, W by elements; grid (1, 1, 1), "
-       "128 threads, grid-stride, 9728 B static shared memory",
+       "cores (mma.sync m16n8k16, f32 accumulators); X rows in aligned 16-byte chunks, W rows in "
+       "aligned 16-byte chunks, by cp.async, 4 stages; grid (1, 1, 1), 128 threads, grid-stride, "
+       "43008 B static shared memory",
        {"constexpr unsigned kM = 17u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;",
-        "const prism_dev::f16_t* __restrict__ a = t_X;",
-        "const prism_dev::f16_t* __restrict__ b = t_W;", "prism_dev::f16_t* __restrict__ y = t_Y;",
-        "prism_dev::f16_t ra[16];", "prism_dev::f16_t rb[16];", scalar_a,
-        "sa[i / 32u * 40u + i % 32u] = ra[l];", "sb[i / 64u * 72u + i % 64u] = rb[l];",
-        "prism_dev::LoadAFragment<false, false>(af[i], sa, 40, 64, wm + 16 * i, kk, lane, unused, "
-        "unused);",
-        "prism_dev::LoadBFragment(bf, sb, 72, kk, wn + 8 * j, lane);",
+        "constexpr unsigned kSteps = 1u;", "const unsigned oa = 0u, ob = 0u;",
+        "prism_dev::f16_t* __restrict__ y = t_Y;",
+        absl::StrCat("if (i < 320u) ", load_a), unaligned_b,
+        "const unsigned row = live ? oa + (m0 + r) * kK : 0u, e = ((row + 0u * 32u) & ~7u) + 8u * "
+        "c, end = live ? row + kK : 0u;",
+        "const unsigned row = live ? ob + (0u * 32u + r) * kN : 0u, e = ((row + n0) & ~7u) + 8u * "
+        "c, end = live ? row + kN : 0u;",
+        "fa[i][hh] = r * 40u + ((oa + (m0 + r) * kK) & 7u) + 2u * t;",
+        "fb[q] = 2560u + kr * 88u + ((ob + kr * kN) & 7u) + static_cast<unsigned>(wn) + g;",
+        "af[i][0] = prism_dev::Pack2(p0[0], p0[1]);  // (g, 2t..2t+1)",
+        "bf[0] = prism_dev::Pack2(sa[fb[q] + c], sa[fb[q + 1] + c]);  // (2t..2t+1, g)",
         "prism_dev::MmaM16N8K16(acc[i][j], af[i], bf);",
         "if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j][r]);",
         "if (n + 1u < kN) y[m * kN + n + 1u] = prism_dev::F32ToF16(acc[i][j][r + 1]);"},
        true},
       {"batched X, 2-D W", {3, 20, 6}, {6, 1}, kF16, {}, {1, 1, 3}, xw,
        "3 batch(es) z of [20, 6] x [6, 1], X at z, W at 0; 64x64 tiles (1 x 1)",
-       {"const prism_dev::f16_t* __restrict__ a = t_X + z * (kM * kK);",
-        "const prism_dev::f16_t* __restrict__ b = t_W;",
+       {"const unsigned oa = z * (kM * kK), ob = 0u;",
         "prism_dev::f16_t* __restrict__ y = t_Y + z * (kM * kN);"},
        true},
       {"broadcast batch dims", {2, 1, 4, 8}, {3, 8, 16}, kF32, {}, {1, 1, 6}, xw,
@@ -121,33 +125,34 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
         "float* __restrict__ y = t_Y + z * (kM * kN);", "sa[i % 16u][i / 16u] = am < kM && ak < kK ? a[am * kK + ak] : 0.0f;",
         "if (n < kN) y[m * kN + n] = acc[i][j];"},
        true},
-      {"bf16, whole k steps, 16-byte loads", {64, 128}, {128, 96}, kBF16, {}, {2, 1, 1}, xw,
+      {"bf16, whole k steps, whole chunks", {64, 128}, {128, 96}, kBF16, {}, {2, 1, 1}, xw,
        absl::StrCat("64x64 tiles (1 x 2), 4 k step(s) of 32", kTc,
-                    "X by 16-byte chunks, W by 16-byte chunks;"),
-       {"uint4 ra[2];", "uint4 rb[2];", vector_a, vector_b,
-        "*reinterpret_cast<uint4*>(sa + i / 4u * 40u + i % 4u * 8u) = ra[l];",
-        "*reinterpret_cast<uint4*>(sb + i / 8u * 72u + i % 8u * 8u) = rb[l];",
+                    "X rows in whole 16-byte chunks, W rows in whole 16-byte chunks, by cp.async, "
+                    "4 stages;"),
+       {load_a,
+        "prism_dev::CpAsync16Fill(&st[0][2560u + r * 72u + 8u * c], t_W + (end > e ? e : 0u), "
+        "end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);",
         "prism_dev::LoadAFragment<false, true>(af[i], sa, 40, 64, wm + 16 * i, kk, lane, unused, "
         "unused);",
+        "prism_dev::LoadBFragment(bf, sb, 72, kk, wn + 8 * j, lane);",
         "prism_dev::MmaM16N8K16BF16(acc[i][j], af[i], bf);",
         "y[m * kN + n] = prism_dev::F32ToBF16(acc[i][j][r]);"},
        true},
-      {"a tail, W by elements", {100, 40}, {40, 130}, kBF16, {}, {3, 2, 1}, xw,
+      {"a tail, W rows not whole chunks", {100, 40}, {40, 130}, kBF16, {}, {3, 2, 1}, xw,
        "64x64 tiles (2 x 3), 2 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 "
-       "accumulators); X by 16-byte chunks, W by elements;",
-       {"uint4 ra[2];", "prism_dev::bf16_t rb[16];", vector_a,
-        "rb[l] = bk < kK && bn < kN ? b[bk * kN + bn] : prism_dev::bf16_t(0);"},
-       true},
+       "accumulators); X rows in whole 16-byte chunks, W rows in aligned 16-byte chunks, by "
+       "cp.async, 4 stages;",
+       {load_a, unaligned_b}, true},
       {"odd N, K whole chunks", {1024, 1000}, {1000, 1003}, kF16, {}, {16, 16, 1}, xw,
        "64x64 tiles (16 x 16), 32 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 "
-       "accumulators); X by 16-byte chunks, W by elements; grid (16, 16, 1)",
+       "accumulators); X rows in whole 16-byte chunks, W rows in aligned 16-byte chunks, by "
+       "cp.async, 4 stages; grid (16, 16, 1)",
        {"kN = 1003u, kK = 1000u"}, true},
       {"K = 1", {33, 1}, {1, 70}, kF32, {}, {2, 1, 1}, xw, "k in 0 step(s) of 16 + 1",
        {"for (int kk = 0; kk < 1; ++kk) {"}, true},
       {"the same tensor twice", {24, 24}, {}, kF16, {0, 0}, {1, 1, 1}, {"X", "Y"},
        "matmul(X f16 [24, 24], X f16 [24, 24]) -> Y f16 [24, 24]",
-       {"const prism_dev::f16_t* __restrict__ a = t_X;", "const prism_dev::f16_t* __restrict__ b = t_X;"},
-       true},
+       {load_a, "prism_dev::CpAsync16Fill(&st[0][2560u + r * 72u + 8u * c], t_X + "}, true},
       {"4096 x 4096 x 4096", {4096, 4096}, {4096, 4096}, kF16, {}, {64, 64, 1}, xw,
        "64x64 tiles (64 x 64), 128 k step(s) of 32 on the tensor cores",
        {"kK = 4096u, kTilesM = 64u, kTilesN = 64u"}, true},
@@ -167,29 +172,42 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
     if (!c.w.empty()) shapes.push_back(c.w);
     ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, shapes, c.dtype, c.operands));
     const bool tensor_cores = c.dtype != kF32;
+    const int64_t k = c.x.back(), n = (c.w.empty() ? c.x : c.w).back();
+    const bool whole_a = k % 8 == 0, whole_b = n % 8 == 0;
+    // f32: sa[16][65] and sb[16][64] floats; f16 / bf16: four stages of 64 × 40 and 32 × 72
+    // (whole chunks) or 32 × 88 16-bit elements.
+    const int64_t smem = !tensor_cores ? 8256 : whole_b ? 4 * (64 * 40 + 32 * 72) * 2
+                                                        : 4 * (64 * 40 + 32 * 88) * 2;
     for (bool pdl : {false, true}) {
       SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
       CodegenOptions options;
       options.programmatic_dependent_launch = pdl;
       ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-      // f32: sa[16][65] and sb[16][64] floats; f16 / bf16: 64 x 40 and 32 x 72 16-bit elements.
-      ExpectLibraryLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype,
-                          tensor_cores ? 9728 : 8256, tensor_cores ? 128 : 256);
+      ExpectLibraryLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype, smem,
+                          tensor_cores ? 128 : 256);
       const std::string body = code.source.substr(code.source.find("// kernel k0:"));
       EXPECT_THAT(body, HasSubstr(c.summary));
       for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
       EXPECT_EQ(Occurrences(body, "__syncthreads();"), 2);
       if (tensor_cores) {
-        // Static 16-bit tiles; the first step's loads before the loop and the next step's
-        // inside it; 2 × 4 accumulators of 4 per warp from +0, each stored once.
+        // Steps 0..2 before the loop (as many as there are), s + 3 inside it, each an a and a
+        // b load; one commit per stage, also when empty; 2 × 4 accumulators of 4 per warp from
+        // +0, each stored once.
         const std::string elem = c.dtype == kBF16 ? "prism_dev::bf16_t" : "prism_dev::f16_t";
-        EXPECT_THAT(body, HasSubstr(absl::StrCat("  __shared__ __align__(16) ", elem,
-                                                 " sa[2560];  // a's tile, 64 x 32 (m x k), pitch 40\n"
-                                                 "  __shared__ __align__(16) ", elem,
-                                                 " sb[2304];  // b's tile, 32 x 64 (k x n), pitch 72\n")));
-        EXPECT_THAT(body, HasSubstr("          if (k0 + 32u < kK) {  // the next step's loads"));
-        EXPECT_EQ(Occurrences(body, "ra[l] = "), 2);
-        EXPECT_EQ(Occurrences(body, "rb[l] = "), 2);
+        EXPECT_THAT(body, HasSubstr(absl::StrCat("  __shared__ __align__(16) ", elem, " st[4][",
+                                                 smem / 8, "];\n")));
+        const int64_t steps = (k + 31) / 32;
+        EXPECT_EQ(Occurrences(body, "prism_dev::CpAsync16Fill("), 2 * (std::min<int64_t>(steps, 3) + 1));
+        EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncCommit();"), 4);
+        EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncWait<2>();"), 1);
+        EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncWait<0>();"), 1);
+        EXPECT_THAT(body, HasSubstr("          if (s + 3u < kSteps)\n          {  // step (s + 3u) "
+                                    "into stage (s + 3u) % 4u\n"));
+        EXPECT_EQ(Occurrences(body, "prism_dev::LoadAFragment<"), whole_a ? 1 : 0);
+        EXPECT_EQ(Occurrences(body, "unsigned fa[2][2];"), whole_a ? 0 : 1);
+        EXPECT_EQ(Occurrences(body, "prism_dev::LoadBFragment(bf, sb, 72, kk, wn + 8 * j, lane);"),
+                  whole_b ? 1 : 0);
+        EXPECT_EQ(Occurrences(body, "unsigned fb[8];"), whole_b ? 0 : 1);
         EXPECT_EQ(Occurrences(body, "acc[i][j][r] = 0.0f;"), 1);
         EXPECT_EQ(Occurrences(body, c.dtype == kBF16 ? "prism_dev::MmaM16N8K16BF16("
                                                      : "prism_dev::MmaM16N8K16("),
@@ -201,11 +219,12 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
         EXPECT_THAT(body, HasSubstr("  __shared__ float sa[16][65];  // a's tile, sa[k][m]\n"
                                     "  __shared__ float sb[16][64];  // b's tile, sb[k][n]\n"));
         EXPECT_EQ(Occurrences(body, "acc[i][j] = 0.0f;"), 1);
-        const int64_t k = c.x.back();
         const int folds = k % 16 != 0 && k > 16 ? 2 : 1;
         EXPECT_EQ(Occurrences(body, "acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);"), folds);
         EXPECT_EQ(Occurrences(body, " = acc[i][j];") + Occurrences(body, "(acc[i][j]);"), 1);
       }
+      ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
+      EXPECT_EQ(again.source, code.source);
       if (!pdl && c.compile) ExpectCompiles(code.source);
     }
   }
@@ -320,26 +339,40 @@ TEST(LibraryOpsTest, SkinnyMatmulLibraryKernel) {
   }
 }
 
-// The first case above, whole: f16 [17, 6] × [6, 5] on the tensor cores.
+// The first case above, whole: f16 [17, 6] × [6, 5] on the tensor cores (rows not whole chunks).
 TEST(LibraryOpsTest, MatmulKernelSource) {
   ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{17, 6}, {6, 5}}));
   ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
   const size_t at = code.source.find("// kernel k0:");
   ASSERT_NE(at, std::string::npos);
-  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [17, 6], W f16 [6, 5]) -> Y f16 [17, 5]; 1 batch(es) z of [17, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 accumulators); X by elements, W by elements; grid (1, 1, 1), 128 threads, grid-stride, 9728 B static shared memory
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [17, 6], W f16 [6, 5]) -> Y f16 [17, 5]; 1 batch(es) z of [17, 6] x [6, 5]; 64x64 tiles (1 x 1), 1 k step(s) of 32 on the tensor cores (mma.sync m16n8k16, f32 accumulators); X rows in aligned 16-byte chunks, W rows in aligned 16-byte chunks, by cp.async, 4 stages; grid (1, 1, 1), 128 threads, grid-stride, 43008 B static shared memory
 extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_dev::f16_t* __restrict__ t_X, const prism_dev::f16_t* __restrict__ t_W, prism_dev::f16_t* __restrict__ t_Y) {
   constexpr unsigned kM = 17u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;
-  __shared__ __align__(16) prism_dev::f16_t sa[2560];  // a's tile, 64 x 32 (m x k), pitch 40
-  __shared__ __align__(16) prism_dev::f16_t sb[2304];  // b's tile, 32 x 64 (k x n), pitch 72
-  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u;
+  constexpr unsigned kSteps = 1u;
+  // A stage: X's 64 m rows (40 elements apart), then W's 32 k rows (88 apart); a row's element j at its shift + j.
+  __shared__ __align__(16) prism_dev::f16_t st[4][5376];
+  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u, g = lane / 4u, t = lane % 4u;
   const int wm = static_cast<int>(warp / 2u) * 32, wn = static_cast<int>(warp % 2u) * 32;
   for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {
-    const prism_dev::f16_t* __restrict__ a = t_X;
-    const prism_dev::f16_t* __restrict__ b = t_W;
+    const unsigned oa = 0u, ob = 0u;  // the batch's first elements of X and W
     prism_dev::f16_t* __restrict__ y = t_Y;
+    unsigned fb[8];  // b's rows 2t, 2t+1, 2t+8, 2t+9, then 16 more: row × 88 + its shift + wn + g
+#pragma unroll
+    for (unsigned q = 0; q < 8u; ++q) {
+      const unsigned kr = (q / 4u) * 16u + 2u * t + (q % 2u) + 8u * ((q / 2u) % 2u);
+      fb[q] = 2560u + kr * 88u + ((ob + kr * kN) & 7u) + static_cast<unsigned>(wn) + g;
+    }
     for (unsigned tm = blockIdx.y; tm < kTilesM; tm += gridDim.y) {
       for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {
         const unsigned m0 = tm * 64u, n0 = tn * 64u;
+        unsigned fa[2][2];  // a's rows wm + 16i + g + 8h: row × 40 + its shift + 2t
+#pragma unroll
+        for (unsigned i = 0; i < 2u; ++i)
+#pragma unroll
+          for (unsigned hh = 0; hh < 2u; ++hh) {
+            const unsigned r = static_cast<unsigned>(wm) + 16u * i + g + 8u * hh;
+            fa[i][hh] = r * 40u + ((oa + (m0 + r) * kK) & 7u) + 2u * t;
+          }
         float acc[2][4][4];
 #pragma unroll
         for (int i = 0; i < 2; ++i)
@@ -347,60 +380,72 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
           for (int j = 0; j < 4; ++j)
 #pragma unroll
             for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
-        prism_dev::f16_t ra[16];
-        prism_dev::f16_t rb[16];
+        {  // step 0u into stage 0
 #pragma unroll
-        for (unsigned l = 0; l < 16u; ++l) {
-          const unsigned i = tid + l * 128u, am = m0 + i / 32u, ak = 0u + i % 32u;
-          ra[l] = am < kM && ak < kK ? a[am * kK + ak] : prism_dev::f16_t(0);
-        }
-#pragma unroll
-        for (unsigned l = 0; l < 16u; ++l) {
-          const unsigned i = tid + l * 128u, bk = 0u + i / 64u, bn = n0 + i % 64u;
-          rb[l] = bk < kK && bn < kN ? b[bk * kN + bn] : prism_dev::f16_t(0);
-        }
-        for (unsigned k0 = 0; k0 < kK; k0 += 32u) {
-          __syncthreads();  // every warp is done with the last step's tiles
-#pragma unroll
-          for (unsigned l = 0; l < 16u; ++l) {
-            const unsigned i = tid + l * 128u;
-            sa[i / 32u * 40u + i % 32u] = ra[l];
+          for (unsigned l = 0; l < 3u; ++l) {  // a: 64 rows of 5 chunks
+            const unsigned i = tid + l * 128u, r = i / 5u, c = i % 5u;
+            const bool live = m0 + r < kM;
+            const unsigned row = live ? oa + (m0 + r) * kK : 0u, e = ((row + 0u * 32u) & ~7u) + 8u * c, end = live ? row + kK : 0u;
+            if (i < 320u) prism_dev::CpAsync16Fill(&st[0][r * 40u + 8u * c], t_X + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
           }
 #pragma unroll
-          for (unsigned l = 0; l < 16u; ++l) {
-            const unsigned i = tid + l * 128u;
-            sb[i / 64u * 72u + i % 64u] = rb[l];
+          for (unsigned l = 0; l < 3u; ++l) {  // b: 32 rows of 9 chunks
+            const unsigned i = tid + l * 128u, r = i / 9u, c = i % 9u;
+            const bool live = 0u * 32u + r < kK;
+            const unsigned row = live ? ob + (0u * 32u + r) * kN : 0u, e = ((row + n0) & ~7u) + 8u * c, end = live ? row + kN : 0u;
+            if (i < 288u) prism_dev::CpAsync16Fill(&st[0][2560u + r * 88u + 8u * c], t_W + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
           }
-          __syncthreads();
-          if (k0 + 32u < kK) {  // the next step's loads, in flight during the mma
+        }
+        prism_dev::CpAsyncCommit();
+        prism_dev::CpAsyncCommit();
+        prism_dev::CpAsyncCommit();
+        for (unsigned s = 0; s < kSteps; ++s) {
+          prism_dev::CpAsyncWait<2>();  // step s has landed
+          __syncthreads();  // for every thread; and every warp is done with step s - 1's stage
+          if (s + 3u < kSteps)
+          {  // step (s + 3u) into stage (s + 3u) % 4u
 #pragma unroll
-            for (unsigned l = 0; l < 16u; ++l) {
-              const unsigned i = tid + l * 128u, am = m0 + i / 32u, ak = (k0 + 32u) + i % 32u;
-              ra[l] = am < kM && ak < kK ? a[am * kK + ak] : prism_dev::f16_t(0);
+            for (unsigned l = 0; l < 3u; ++l) {  // a: 64 rows of 5 chunks
+              const unsigned i = tid + l * 128u, r = i / 5u, c = i % 5u;
+              const bool live = m0 + r < kM;
+              const unsigned row = live ? oa + (m0 + r) * kK : 0u, e = ((row + (s + 3u) * 32u) & ~7u) + 8u * c, end = live ? row + kK : 0u;
+              if (i < 320u) prism_dev::CpAsync16Fill(&st[(s + 3u) % 4u][r * 40u + 8u * c], t_X + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
             }
 #pragma unroll
-            for (unsigned l = 0; l < 16u; ++l) {
-              const unsigned i = tid + l * 128u, bk = (k0 + 32u) + i / 64u, bn = n0 + i % 64u;
-              rb[l] = bk < kK && bn < kN ? b[bk * kN + bn] : prism_dev::f16_t(0);
+            for (unsigned l = 0; l < 3u; ++l) {  // b: 32 rows of 9 chunks
+              const unsigned i = tid + l * 128u, r = i / 9u, c = i % 9u;
+              const bool live = (s + 3u) * 32u + r < kK;
+              const unsigned row = live ? ob + ((s + 3u) * 32u + r) * kN : 0u, e = ((row + n0) & ~7u) + 8u * c, end = live ? row + kN : 0u;
+              if (i < 288u) prism_dev::CpAsync16Fill(&st[(s + 3u) % 4u][2560u + r * 88u + 8u * c], t_W + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
             }
           }
+          prism_dev::CpAsyncCommit();
+          const prism_dev::f16_t* sa = st[s % 4u];
 #pragma unroll
           for (int kk = 0; kk < 32; kk += 16) {
             prism_dev::u32_t af[2][4];
-            float unused = 0.0f;
 #pragma unroll
-            for (int i = 0; i < 2; ++i)
-              prism_dev::LoadAFragment<false, false>(af[i], sa, 40, 64, wm + 16 * i, kk, lane, unused, unused);
+            for (int i = 0; i < 2; ++i) {
+              const prism_dev::f16_t* p0 = sa + fa[i][0] + kk;
+              const prism_dev::f16_t* p1 = sa + fa[i][1] + kk;
+              af[i][0] = prism_dev::Pack2(p0[0], p0[1]);  // (g, 2t..2t+1)
+              af[i][1] = prism_dev::Pack2(p1[0], p1[1]);  // (g+8, 2t..2t+1)
+              af[i][2] = prism_dev::Pack2(p0[8], p0[9]);  // (g, 2t+8..2t+9)
+              af[i][3] = prism_dev::Pack2(p1[8], p1[9]);  // (g+8, 2t+8..2t+9)
+            }
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
               prism_dev::u32_t bf[2];
-              prism_dev::LoadBFragment(bf, sb, 72, kk, wn + 8 * j, lane);
+              const unsigned q = static_cast<unsigned>(kk) / 4u, c = 8u * static_cast<unsigned>(j);  // fb[q..q+3]: this kk's rows
+              bf[0] = prism_dev::Pack2(sa[fb[q] + c], sa[fb[q + 1] + c]);  // (2t..2t+1, g)
+              bf[1] = prism_dev::Pack2(sa[fb[q + 2] + c], sa[fb[q + 3] + c]);  // (2t+8..2t+9, g)
 #pragma unroll
               for (int i = 0; i < 2; ++i) prism_dev::MmaM16N8K16(acc[i][j], af[i], bf);
             }
           }
         }
-        const unsigned g = lane / 4u, t = lane % 4u;
+        prism_dev::CpAsyncWait<0>();
+        __syncthreads();  // every warp is done with the stages before the next tile's loads
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
 #pragma unroll
@@ -416,6 +461,110 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
           }
         }
       }
+    }
+  }
+}
+)");
+}
+
+// The skinny form's first case, whole: f16 [7, 6] × [6, 5] (at most 8 rows: fragment rows
+// 8..15 are zeros).
+TEST(LibraryOpsTest, SkinnyMatmulKernelSource) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}));
+  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
+  const size_t at = code.source.find("// kernel k0:");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [7, 6], W f16 [6, 5]) -> Y f16 [7, 5]; 1 batch(es) z of [7, 6] x [6, 5]; 16x64 tiles (1 x 1), 1 k step(s) of 64 on the tensor cores (mma.sync m16n8k16, f32 accumulators, 4 warps along k); X and W rows staged by cp.async from their aligned 16-byte chunks, 3 stages; grid (1, 1, 1), 128 threads, grid-stride, 42240 B static shared memory
+extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_dev::f16_t* __restrict__ t_X, const prism_dev::f16_t* __restrict__ t_W, prism_dev::f16_t* __restrict__ t_Y) {
+  constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesN = 1u, kBatches = 1u, kSteps = 1u;
+  // A stage: W's 64 k rows, then X's 16 m rows, 88 elements apart; a row's element j at its shift + j.
+  __shared__ __align__(16) prism_dev::f16_t st[3][7040];
+  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u, g = lane / 4u, t = lane % 4u;
+  const unsigned br = tid / 2u, bc = tid % 2u;  // the W row this thread stages, from chunk bc in steps of 2
+  const unsigned ar = tid / 8u, ac = tid % 8u;  // the X row, chunk ac (and chunk 8 when ac is 0)
+  const unsigned kr = warp * 16u + 2u * t;  // the first k of this thread's fragment elements in a step
+  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {
+    const unsigned oa = 0u, ob = 0u;  // the batch's first elements of X and W
+    prism_dev::f16_t* __restrict__ y = t_Y;
+    // Where this thread's fragment elements sit in a stage (the same in every step and tile).
+    const unsigned fa0 = (64u + g) * 88u + ((oa + g * kK) & 7u) + kr;
+    const unsigned fb0 = kr * 88u + ((ob + kr * kN) & 7u) + g;
+    const unsigned fb1 = (kr + 1u) * 88u + ((ob + (kr + 1u) * kN) & 7u) + g;
+    const unsigned fb8 = (kr + 8u) * 88u + ((ob + (kr + 8u) * kN) & 7u) + g;
+    const unsigned fb9 = (kr + 9u) * 88u + ((ob + (kr + 9u) * kN) & 7u) + g;
+    for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {
+      const unsigned n0 = tn * 64u;
+      float acc[8][4];
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) acc[j][r] = 0.0f;
+      {  // step 0u into stage 0
+        const unsigned k = 0u * 64u + br;
+        const unsigned row = k < kK ? ob + k * kN : 0u, e0 = (row + n0) & ~7u, end = k < kK ? row + kN : 0u;
+#pragma unroll
+        for (unsigned q = 0; q < 5u; ++q) {
+          const unsigned c = bc + 2u * q, e = e0 + 8u * c;
+          if (c < 9u) prism_dev::CpAsync16Fill(&st[0][br * 88u + 8u * c], t_W + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
+        }
+        const unsigned arow = ar < kM ? oa + ar * kK : 0u, ae0 = (arow + 0u * 64u) & ~7u, aend = ar < kM ? arow + kK : 0u;
+#pragma unroll
+        for (unsigned q = 0; q < 2u; ++q) {
+          const unsigned c = q == 0u ? ac : 8u, e = ae0 + 8u * c;
+          if (q == 0u || ac == 0u) prism_dev::CpAsync16Fill(&st[0][(64u + ar) * 88u + 8u * c], t_X + (aend > e ? e : 0u), aend <= e ? 0u : aend - e < 8u ? (aend - e) * 2u : 16u);
+        }
+      }
+      prism_dev::CpAsyncCommit();
+      prism_dev::CpAsyncCommit();
+      for (unsigned s = 0; s < kSteps; ++s) {
+        prism_dev::CpAsyncWait<1>();  // step s has landed
+        __syncthreads();  // for every thread; and every warp is done with step s - 1's stage
+        if (s + 2u < kSteps)
+        {  // step (s + 2u) into stage (s + 2u) % 3u
+          const unsigned k = (s + 2u) * 64u + br;
+          const unsigned row = k < kK ? ob + k * kN : 0u, e0 = (row + n0) & ~7u, end = k < kK ? row + kN : 0u;
+#pragma unroll
+          for (unsigned q = 0; q < 5u; ++q) {
+            const unsigned c = bc + 2u * q, e = e0 + 8u * c;
+            if (c < 9u) prism_dev::CpAsync16Fill(&st[(s + 2u) % 3u][br * 88u + 8u * c], t_W + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
+          }
+          const unsigned arow = ar < kM ? oa + ar * kK : 0u, ae0 = (arow + (s + 2u) * 64u) & ~7u, aend = ar < kM ? arow + kK : 0u;
+#pragma unroll
+          for (unsigned q = 0; q < 2u; ++q) {
+            const unsigned c = q == 0u ? ac : 8u, e = ae0 + 8u * c;
+            if (q == 0u || ac == 0u) prism_dev::CpAsync16Fill(&st[(s + 2u) % 3u][(64u + ar) * 88u + 8u * c], t_X + (aend > e ? e : 0u), aend <= e ? 0u : aend - e < 8u ? (aend - e) * 2u : 16u);
+          }
+        }
+        prism_dev::CpAsyncCommit();
+        const prism_dev::f16_t* sp = st[s % 3u];
+        prism_dev::u32_t af[4];
+        af[0] = prism_dev::Pack2(sp[fa0], sp[fa0 + 1u]);  // (g, kr..kr+1)
+        af[1] = 0u;  // rows 8..15: M is at most 8
+        af[2] = prism_dev::Pack2(sp[fa0 + 8u], sp[fa0 + 9u]);  // (g, kr+8..kr+9)
+        af[3] = 0u;
+#pragma unroll
+        for (unsigned j = 0; j < 8u; ++j) {
+          prism_dev::u32_t bf[2];
+          bf[0] = prism_dev::Pack2(sp[fb0 + 8u * j], sp[fb1 + 8u * j]);  // (kr..kr+1, g)
+          bf[1] = prism_dev::Pack2(sp[fb8 + 8u * j], sp[fb9 + 8u * j]);  // (kr+8..kr+9, g)
+          prism_dev::MmaM16N8K16(acc[j], af, bf);
+        }
+      }
+      prism_dev::CpAsyncWait<0>();
+      __syncthreads();  // every warp is done with the stages: they hold the warps' sums now
+      float* red = reinterpret_cast<float*>(&st[0][0]);  // [warp][row][68]
+#pragma unroll
+      for (unsigned j = 0; j < 8u; ++j)
+#pragma unroll
+        for (unsigned r = 0; r < 4u; ++r)
+          red[(warp * 16u + g + 8u * (r / 2u)) * 68u + 8u * j + 2u * t + r % 2u] = acc[j][r];
+      __syncthreads();
+#pragma unroll
+      for (unsigned l = 0; l < 4u; ++l) {
+        const unsigned o = tid + l * 128u, mo = o / 64u, c = o % 64u, n = n0 + c, at = mo * 68u + c;
+        if (mo < kM && n < kN) y[mo * kN + n] = prism_dev::F32ToF16(red[at] + red[at + 1088u] + red[at + 2176u] + red[at + 3264u]);
+      }
+      __syncthreads();  // before the next tile's loads overwrite the stages
     }
   }
 }
