@@ -23,11 +23,11 @@ PROGRAMS = {
     "mm_oddk": "A = input f16[1024, 1001]\nB = input f16[1001, 1024]\nY = matmul(A, B)\noutput Y\n",
     "mm_big": "A = input bf16[2048, 1000]\nB = input bf16[1000, 2001]\nY = matmul(A, B)\noutput Y\n",
     "add_odd": "X = input f32[4096, 1001]\nb = input f32[1, 1001]\nY = add(X, b)\noutput Y\n",
-    # An LM head over a vocabulary whose size is not a multiple of 8 (the fallback's matmul:
-    # since 2026-12-06 its skinny form for M <= 16, rows staged from their aligned 16-byte
+    # An LM head over a vocabulary whose size is not a multiple of 8 (the fallback's matmul;
+    # since the fifteenth session its rows staged by cp.async from their aligned 16-byte
     # chunks), and the same with 32000 columns (a block-graph family: on the H200 of 2026-12-06
     # one GEMM kernel with warps along N) to compare; at batch 1, GPT-2's (50257 columns, K 768),
-    # and a bf16 skinny matmul with odd K and N.
+    # and a bf16 matmul of 16 rows with odd K and N.
     "lm_head": "X = input f16[8, 4096]\nW = input f16[4096, 32001]\nY = matmul(X, W)\noutput Y\n",
     "lm_head_aligned": "X = input f16[8, 4096]\nW = input f16[4096, 32000]\nY = matmul(X, W)\noutput Y\n",
     "lm_head_b1": "X = input f16[1, 4096]\nW = input f16[4096, 32001]\nY = matmul(X, W)\noutput Y\n",
@@ -81,6 +81,11 @@ CASES = {  # name: (makers, torch fn, input names)
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else ".carry/opt/concat"
+    # ALIASES="lm_head_old=lm_head ...": also time <root>/out_lm_head_old (a kernel prepared
+    # elsewhere, e.g. by an earlier build) on lm_head's inputs and PyTorch expression.
+    for pair in os.environ.get("ALIASES", "").split():
+        alias, name = pair.split("=")
+        CASES[alias] = CASES[name]
     res = {}
     for name, (makers, fn, inputs) in CASES.items():
         folder = os.path.join(root, f"out_{name}")

@@ -21,20 +21,21 @@
 //
 // Matmul a[…A, M, K] × b[…B, K, N] → [broadcast(A, B), M, N], f16 and bf16 on the tensor
 // cores: a block of kTcThreads threads (4 warps, each a 32 × 32 quarter) computes a kTile ×
-// kTile output tile of one batch with mma.sync m16n8k16 (f32 accumulators), or, with M ≤
-// kSkMaxM, a kSkTileM × kTile tile (SkinnyMatmul: 4 warps along k, summed through shared
-// memory). Each k step's rows of a and b are staged by cp.async in a ring of stages (kTcStages,
-// kSkStages) of static shared memory as 16-bit elements, each row from the aligned 16-byte chunk
+// kTile output tile of one batch with mma.sync m16n8k16 (f32 accumulators). Each k step's rows
+// of a and b are staged by cp.async in a ring of kTcStages stages of static shared memory as
+// 16-bit elements, each row from the aligned 16-byte chunk
 // that holds its first element (device_common.cuh's CpAsync16Fill: bytes up to the row's end,
 // zero after; a row past M or K all zero), so rows of any length and offset copy by 16 bytes
 // and the k tail adds exact zeros. A row's shift (its first element's offset in that chunk) is
 // the same in every k step, so each thread computes its fragment elements' positions once per
-// tile or batch and builds the fragments from 16-bit shared loads; an operand whose rows are
+// tile (a) or batch (b) and builds the fragments from 16-bit shared loads; an operand whose rows are
 // whole 16-byte chunks (a: K % 8 == 0, b: N % 8 == 0; base pointers 16-byte aligned, so every
 // batch's rows start at chunk boundaries) uses LoadAFragment / LoadBFragment, whose pitches put
 // the 8 rows of a fragment in distinct banks. The f32 accumulation order is the tensor cores',
 // not §3.3's, so results match the interpreter within the f16 / bf16 tolerance, not bit for
-// bit. 38,912–43,008 B (64 × 64) or 42,240 B (skinny) of static shared memory.
+// bit. 38,912 or 43,008 B of static shared memory. One tile form for every M: for decode's few
+// rows (an LM head over 32,001 columns at M = 8) it streams W faster than a 16 × 64 form with 4
+// warps along k that was measured and dropped (docs/performance.md, fifteenth session).
 //
 // Matmul of f32 tensors on the CUDA cores: a block of kThreads threads computes a kTile × kTile
 // output tile of one batch. Each step stages a kTile × kTileK tile of a
@@ -98,17 +99,9 @@ constexpr int64_t kTcTileK = 32;
 constexpr int64_t kTcStages = 4;
 constexpr int64_t kTcPitchA = kTcTileK + 8;  // 80 B: the 8 rows of a fragment hit 8 bank quads
 constexpr int64_t kTcPitchB = kTile + 8;     // 144 B
-// The skinny tensor-core matmul (f16 / bf16, M ≤ kSkMaxM per batch): kSkTileM × kTile output
-// tiles, k steps of kSkTileK (one 16-row slice per warp), kSkStages cp.async stages, each a row of
-// kSkPitch elements per staged W row (kSkTileK of them) and X row (kSkTileM).
-constexpr int64_t kSkMaxM = 16;
-constexpr int64_t kSkTileM = 16;
-constexpr int64_t kSkTileK = 64;
-constexpr int64_t kSkStages = 3;
-constexpr int64_t kSkChunks = kTile / 8 + 1;  // 16-byte chunks staged per row: 64 elements at any shift
-// 176 B: 16-byte aligned rows; the B fragment's rows 2t (t = 0..3) start 24 banks apart.
-constexpr int64_t kSkPitch = 88;
-constexpr int64_t kSkRedPitch = kTile + 4;  // the cross-warp sums' rows, in floats
+// 176 B: b's rows when they are not whole chunks (9 chunks staged); the B fragment's rows 2t
+// (t = 0..3) start 24 banks apart.
+constexpr int64_t kTcPitchB9 = 88;
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
 int64_t Elements(const Shape& s) {  // saturating at kMaxElements + 1 (every dim ≥ 1)
@@ -422,7 +415,7 @@ absl::StatusOr<LaunchConfig> Elementwise(const BlockProgram& p, const std::strin
 // tiles (1 x 1), " (with the batch view after the batches when there are several).
 std::string MatmulSummary(const BlockProgram& p, const std::string& kname, const LibraryKernel& lk,
                           const BroadcastView& v, int64_t batches, int64_t m, int64_t k,
-                          int64_t n, int64_t tile_m = kTile) {
+                          int64_t n) {
   const ConcreteTensor& a = p.tensors[lk.operands[0]];
   const ConcreteTensor& b = p.tensors[lk.operands[1]];
   const ConcreteTensor& out = p.tensors[lk.result];
@@ -433,7 +426,7 @@ std::string MatmulSummary(const BlockProgram& p, const std::string& kname, const
       LibraryShapeText(out.shape), "; ", batches, " batch(es) z of [", m, ", ", k, "] x [", k,
       ", ", n, "]",
       batches == 1 ? std::string() : absl::StrCat(", ", ViewSummary(v, {a.name, b.name}, "z")),
-      "; ", tile_m, "x", kTile, " tiles (", (m + tile_m - 1) / tile_m, " x ",
+      "; ", kTile, "x", kTile, " tiles (", (m + kTile - 1) / kTile, " x ",
       (n + kTile - 1) / kTile, "), ");
 }
 
@@ -500,7 +493,7 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   const int64_t steps = (k + kTcTileK - 1) / kTcTileK;
   const bool vec_a = k % 8 == 0, vec_b = n % 8 == 0;
   const int64_t chunks_a = kTcTileK / 8 + (vec_a ? 0 : 1), chunks_b = kTile / 8 + (vec_b ? 0 : 1);
-  const int64_t pitch_b = vec_b ? kTcPitchB : kSkPitch;
+  const int64_t pitch_b = vec_b ? kTcPitchB : kTcPitchB9;
   const int64_t size_a = kTile * kTcPitchA, stage = size_a + kTcTileK * pitch_b;  // elements
   const int64_t smem = kTcStages * stage * 2;
   launch.reduction_bytes = smem;  // the static stages, for the resource audit (audit.cc)
@@ -663,171 +656,6 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   return launch;
 }
 
-// The f16 / bf16 matmul of at most kSkMaxM rows per batch (decode's X · W, an LM head over an odd
-// vocabulary; see the file comment): kSkTileM × kTile output tiles along N (blockIdx.x) and
-// batches (blockIdx.z), grid-stride. A k step stages kSkTileK rows of b and the kSkTileM rows of
-// a by cp.async in a kSkStages-stage ring: each row from the aligned 16-byte chunk that holds its
-// first element, kSkChunks chunks, with the src-size form filling up to the row's end and zeros
-// after (a row past K or M is all zero). The row's shift (its first element's offset in that
-// chunk) is the same in every step and tile, so each thread computes its fragment elements'
-// positions once per batch. Any N and K, 16-byte alignment of the base pointers only. Each of
-// the 4 warps folds a 16-row slice of every step into 16 × 64 f32 accumulators; the four are
-// summed through shared memory (the stages' bytes) and each output rounded once.
-absl::StatusOr<LaunchConfig> SkinnyMatmul(
-    const BlockProgram& p, const std::string& kname, const LibraryKernel& lk,
-    const CodegenOptions& options, const Half16& h, const std::string& elem, const Shape& batch,
-    const Shape& batch_a, const Shape& batch_b, int64_t m, int64_t k, int64_t n,
-    std::string& source) {
-  const ConcreteTensor& a = p.tensors[lk.operands[0]];
-  const ConcreteTensor& b = p.tensors[lk.operands[1]];
-  const ConcreteTensor& out = p.tensors[lk.result];
-  const int64_t batches = Elements(batch);
-  const int64_t tiles_n = (n + kTile - 1) / kTile;
-  const std::array<int64_t, 3> grid = {std::min(tiles_n, kMaxGridDim), 1,
-                                       std::min(batches, kMaxGridDim)};
-  LaunchConfig launch = LibraryLaunch(p, kname, options, grid, kTcThreads);
-  const std::string params = Params(p, lk, elem, launch);
-  const BroadcastView v = MakeView(batch, {batch_a, batch_b});
-  const int64_t steps = (k + kSkTileK - 1) / kSkTileK;
-  const int64_t stage = (kSkTileK + kSkTileM) * kSkPitch;  // elements
-  const int64_t smem = kSkStages * stage * 2;
-  launch.reduction_bytes = smem;  // the static stages, for the resource audit (audit.cc)
-  const int64_t a_row0 = kSkTileK;  // a's rows follow b's in a stage
-  const std::string pa = ParamName(p, lk.operands[0]), pb = ParamName(p, lk.operands[1]);
-
-  std::string s;
-  absl::StrAppend(&s, MatmulSummary(p, kname, lk, v, batches, m, k, n, kSkTileM), steps,
-                  " k step(s) of ", kSkTileK, " on the tensor cores (mma.sync m16n8k16, f32 "
-                  "accumulators, 4 warps along k); ", a.name, " and ", b.name,
-                  " rows staged by cp.async from their aligned 16-byte chunks, ", kSkStages,
-                  " stages; grid (", grid[0], ", ", grid[1], ", ", grid[2], "), ", kTcThreads,
-                  " threads, grid-stride, ", smem, " B static shared memory\n");
-  absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", kTcThreads, ") ",
-                  launch.function, "(", params, ") {\n", KernelPrologue(options));
-  absl::StrAppend(&s, "  constexpr unsigned kM = ", m, "u, kN = ", n, "u, kK = ", k,
-                  "u, kTilesN = ", tiles_n, "u, kBatches = ", batches, "u, kSteps = ", steps,
-                  "u;\n");
-  absl::StrAppend(&s, "  // A stage: ", b.name, "'s ", kSkTileK, " k rows, then ", a.name, "'s ",
-                  kSkTileM, " m rows, ", kSkPitch, " elements apart; a row's element j at its "
-                  "shift + j.\n");
-  absl::StrAppend(&s, "  __shared__ __align__(16) ", elem, " st[", kSkStages, "][", stage, "];\n");
-  absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u, "
-                  "g = lane / 4u, t = lane % 4u;\n");
-  absl::StrAppend(&s, "  const unsigned br = tid / 2u, bc = tid % 2u;  // the ", b.name,
-                  " row this thread stages, from chunk bc in steps of 2\n");
-  absl::StrAppend(&s, "  const unsigned ar = tid / 8u, ac = tid % 8u;  // the ", a.name,
-                  " row, chunk ac (and chunk 8 when ac is 0)\n");
-  absl::StrAppend(&s, "  const unsigned kr = warp * 16u + 2u * t;  // the first k of this thread's "
-                  "fragment elements in a step\n");
-  absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
-  absl::StrAppend(&s, Decompose(v, "z", "    "));
-  auto offset = [&](size_t o, const std::string& size) {
-    const std::string i = OperandIndex(v, o, "z");
-    if (i == "0" || batches == 1) return std::string("0u");
-    return absl::StrCat(i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"), " * (",
-                        size, ")");
-  };
-  absl::StrAppend(&s, "    const unsigned oa = ", offset(0, "kM * kK"), ", ob = ",
-                  offset(1, "kK * kN"), ";  // the batch's first elements of ", a.name, " and ",
-                  b.name, "\n");
-  absl::StrAppend(&s, "    ", elem, "* __restrict__ y = ", ParamName(p, lk.result),
-                  batches == 1 ? std::string() : " + z * (kM * kN)", ";\n");
-  // Fragment element positions: row × pitch + the row's shift + column.
-  auto pos = [&](const std::string& row, const std::string& shift_of, const std::string& col) {
-    return absl::StrCat(row, " * ", kSkPitch, "u + ((", shift_of, ") & 7u) + ", col);
-  };
-  absl::StrAppend(&s, "    // Where this thread's fragment elements sit in a stage (the same in "
-                  "every step and tile).\n");
-  absl::StrAppend(&s, "    const unsigned fa0 = ", pos(absl::StrCat("(", a_row0, "u + g)"),
-                                                       "oa + g * kK", "kr"), ";\n");
-  const bool two_a_rows = m > 8;  // fragment rows g + 8 hold data
-  if (two_a_rows) {
-    absl::StrAppend(&s, "    const unsigned fa1 = ", pos(absl::StrCat("(", a_row0 + 8, "u + g)"),
-                                                         "oa + (g + 8u) * kK", "kr"), ";\n");
-  }
-  absl::StrAppend(&s, "    const unsigned fb0 = ", pos("kr", "ob + kr * kN", "g"), ";\n");
-  for (int d : {1, 8, 9}) {
-    absl::StrAppend(&s, "    const unsigned fb", d, " = ",
-                    pos(absl::StrCat("(kr + ", d, "u)"), absl::StrCat("ob + (kr + ", d, "u) * kN"),
-                        "g"),
-                    ";\n");
-  }
-  absl::StrAppend(&s, "    for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {\n",
-                  "      const unsigned n0 = tn * ", kTile, "u;\n");
-  absl::StrAppend(&s, "      float acc[8][4];\n#pragma unroll\n",
-                  "      for (int j = 0; j < 8; ++j)\n#pragma unroll\n",
-                  "        for (int r = 0; r < 4; ++r) acc[j][r] = 0.0f;\n");
-  // Step `step` into stage `stg` (expressions): b's row k = 64·step + br from column n0, a's row
-  // ar from k = 64·step; the chunks filled up to the row's end (`end`, 0 for a row past K or M).
-  auto load = [&](const std::string& step, const std::string& stg, const std::string& ind) {
-    std::string f;
-    absl::StrAppend(&f, ind, "{  // step ", step, " into stage ", stg, "\n");
-    absl::StrAppend(&f, ind, "  const unsigned k = ", step, " * ", kSkTileK, "u + br;\n");
-    absl::StrAppend(&f, ind, "  const unsigned row = k < kK ? ob + k * kN : 0u, e0 = (row + n0) & ~7u, "
-                    "end = k < kK ? row + kN : 0u;\n");
-    absl::StrAppend(&f, "#pragma unroll\n", ind, "  for (unsigned q = 0; q < ", (kSkChunks + 1) / 2,
-                    "u; ++q) {\n");
-    absl::StrAppend(&f, ind, "    const unsigned c = bc + 2u * q, e = e0 + 8u * c;\n");
-    absl::StrAppend(&f, ind, "    if (c < ", kSkChunks, "u) prism_dev::CpAsync16Fill(&st[", stg,
-                    "][br * ", kSkPitch, "u + 8u * c], ", pb, " + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? "
-                    "(end - e) * 2u : 16u);\n");
-    absl::StrAppend(&f, ind, "  }\n");
-    absl::StrAppend(&f, ind, "  const unsigned arow = ar < kM ? oa + ar * kK : 0u, ae0 = (arow + ",
-                    step, " * ", kSkTileK, "u) & ~7u, aend = ar < kM ? arow + kK : 0u;\n");
-    absl::StrAppend(&f, "#pragma unroll\n", ind, "  for (unsigned q = 0; q < 2u; ++q) {\n");
-    absl::StrAppend(&f, ind, "    const unsigned c = q == 0u ? ac : 8u, e = ae0 + 8u * c;\n");
-    absl::StrAppend(&f, ind, "    if (q == 0u || ac == 0u) prism_dev::CpAsync16Fill(&st[", stg, "][(",
-                    a_row0, "u + ar) * ", kSkPitch, "u + 8u * c], ", pa,
-                    " + (aend > e ? e : 0u), aend <= e ? 0u : aend - e < 8u ? (aend - e) * 2u : 16u);\n");
-    absl::StrAppend(&f, ind, "  }\n", ind, "}\n");
-    return f;
-  };
-  absl::StrAppend(&s, load("0u", "0", "      "), "      prism_dev::CpAsyncCommit();\n");
-  if (steps > 1) absl::StrAppend(&s, load("1u", "1", "      "));
-  absl::StrAppend(&s, "      prism_dev::CpAsyncCommit();\n");
-  absl::StrAppend(&s, "      for (unsigned s = 0; s < kSteps; ++s) {\n",
-                  "        prism_dev::CpAsyncWait<1>();  // step s has landed\n",
-                  "        __syncthreads();  // for every thread; and every warp is done with step s - 1's stage\n");
-  absl::StrAppend(&s, "        if (s + 2u < kSteps)\n",
-                  load("(s + 2u)", "(s + 2u) % 3u", "        "),
-                  "        prism_dev::CpAsyncCommit();\n");
-  absl::StrAppend(&s, "        const ", elem, "* sp = st[s % 3u];\n",
-                  "        prism_dev::u32_t af[4];\n",
-                  "        af[0] = prism_dev::Pack2(sp[fa0], sp[fa0 + 1u]);  // (g, kr..kr+1)\n",
-                  two_a_rows ? "        af[1] = prism_dev::Pack2(sp[fa1], sp[fa1 + 1u]);  // (g+8, kr..kr+1)\n"
-                             : "        af[1] = 0u;  // rows 8..15: M is at most 8\n",
-                  "        af[2] = prism_dev::Pack2(sp[fa0 + 8u], sp[fa0 + 9u]);  // (g, kr+8..kr+9)\n",
-                  two_a_rows ? "        af[3] = prism_dev::Pack2(sp[fa1 + 8u], sp[fa1 + 9u]);  // (g+8, kr+8..kr+9)\n"
-                             : "        af[3] = 0u;\n",
-                  "#pragma unroll\n        for (unsigned j = 0; j < 8u; ++j) {\n",
-                  "          prism_dev::u32_t bf[2];\n",
-                  "          bf[0] = prism_dev::Pack2(sp[fb0 + 8u * j], sp[fb1 + 8u * j]);  // (kr..kr+1, g)\n",
-                  "          bf[1] = prism_dev::Pack2(sp[fb8 + 8u * j], sp[fb9 + 8u * j]);  // (kr+8..kr+9, g)\n",
-                  "          prism_dev::", h.mma, "(acc[j], af, bf);\n", "        }\n      }\n");
-  // Cross-warp sums: fragment element r of acc[j] is row g + 8·(r / 2), column 8j + 2t + r % 2.
-  const int64_t outs = (std::min(m, kSkTileM) * kTile + kTcThreads - 1) / kTcThreads;
-  absl::StrAppend(&s, "      prism_dev::CpAsyncWait<0>();\n",
-                  "      __syncthreads();  // every warp is done with the stages: they hold the warps' sums now\n",
-                  "      float* red = reinterpret_cast<float*>(&st[0][0]);  // [warp][row][", kSkRedPitch, "]\n",
-                  "#pragma unroll\n      for (unsigned j = 0; j < 8u; ++j)\n#pragma unroll\n",
-                  "        for (unsigned r = 0; r < 4u; ++r)\n",
-                  "          red[(warp * 16u + g + 8u * (r / 2u)) * ", kSkRedPitch,
-                  "u + 8u * j + 2u * t + r % 2u] = acc[j][r];\n",
-                  "      __syncthreads();\n");
-  absl::StrAppend(&s, "#pragma unroll\n      for (unsigned l = 0; l < ", outs, "u; ++l) {\n",
-                  "        const unsigned o = tid + l * ", kTcThreads, "u, mo = o / ", kTile,
-                  "u, c = o % ", kTile, "u, n = n0 + c, at = mo * ", kSkRedPitch, "u + c;\n",
-                  "        if (mo < kM && n < kN) y[mo * kN + n] = ",
-                  FromF32Of(out.dtype, absl::StrCat("red[at] + red[at + ", 16 * kSkRedPitch,
-                                                    "u] + red[at + ", 32 * kSkRedPitch,
-                                                    "u] + red[at + ", 48 * kSkRedPitch, "u]")),
-                  ";\n      }\n",
-                  "      __syncthreads();  // before the next tile's loads overwrite the stages\n");
-  absl::StrAppend(&s, "    }\n  }\n}\n");
-  source += s;
-  return launch;
-}
-
 absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kname,
                                     const LibraryKernel& lk, const CodegenOptions& options,
                                     std::string& source) {
@@ -866,10 +694,6 @@ absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kn
   const std::array<int64_t, 3> grid = {std::min(tiles_n, kMaxGridDim),
                                        std::min(tiles_m, kMaxGridDim),
                                        std::min(batches, kMaxGridDim)};
-  if (const Half16* h = Half16Of(out.dtype); h != nullptr && m <= kSkMaxM) {
-    return SkinnyMatmul(p, kname, lk, options, *h, elem, *batch, batch_a, batch_b, m, k, n,
-                        source);
-  }
   if (const Half16* h = Half16Of(out.dtype); h != nullptr) {
     return TensorCoreMatmul(p, kname, lk, options, *h, elem, *batch, batch_a, batch_b, m, k, n,
                             grid, source);

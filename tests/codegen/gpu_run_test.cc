@@ -560,13 +560,12 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"g", 4}, {"F", 2}, {"T", 256}, {"S", 2}}},
                            // Matmul and elementwise library kernels (split_fixtures.h
                            // lib_<op>: X's dims x0, x1, ..., W's dims w0, w1, ...): matmul with
-                           // odd M, K, N (a tail of 6 k; skinny: M ≤ 16, and 17 rows on the
-                           // 64 x 64 tiles), a batched X times a 2-D W (bf16, skinny),
-                           // broadcast batch dims (f32), 256 x 512 x 384 (several tiles, whole
-                           // k steps), whole k steps and a tail (bf16); the skinny form over
-                           // rows at every shift of their 16-byte chunk: odd K and N with a
-                           // k tail (PDL), 16 rows (bf16), one row, broadcast batch dims whose
-                           // offsets are odd; add of [3, 1] and
+                           // odd M, K, N (a tail of 6 k; 7 and 17 rows), a batched X times a
+                           // 2-D W (bf16), broadcast batch dims (f32), 256 x 512 x 384 (several
+                           // tiles, whole k steps), whole k steps and a tail (bf16); rows at
+                           // every shift of their 16-byte chunk: odd K and N with a k tail
+                           // (PDL), 16 rows (bf16), one row, broadcast batch dims whose offsets
+                           // are odd; add of [3, 1] and
                            // [1, 4], mul of [4, 1, 3] and [2, 1] (bf16), exp (bf16), scale by
                            // -0.7 over a grid-stride loop, div of equal shapes (f32), silu.
                            GpuCase{"lib_matmul", {{"x0", 7}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, {}},

@@ -113,6 +113,18 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
         "if (n < kN) y[m * kN + n] = prism_dev::F32ToF16(acc[i][j][r]);",
         "if (n + 1u < kN) y[m * kN + n + 1u] = prism_dev::F32ToF16(acc[i][j][r + 1]);"},
        true},
+      {"an LM head over an odd vocabulary", {8, 4096}, {4096, 32001}, kF16, {}, {501, 1, 1}, xw,
+       "1 batch(es) z of [8, 4096] x [4096, 32001]; 64x64 tiles (1 x 501), 128 k step(s) of 32 "
+       "on the tensor cores (mma.sync m16n8k16, f32 accumulators); X rows in whole 16-byte "
+       "chunks, W rows in aligned 16-byte chunks, by cp.async, 4 stages; grid (501, 1, 1)",
+       {"constexpr unsigned kM = 8u, kN = 32001u, kK = 4096u, kTilesM = 1u, kTilesN = 501u, "
+        "kBatches = 1u;"},
+       true},
+      {"broadcast batch dims at odd offsets", {2, 1, 5, 37}, {3, 37, 29}, kF16, {}, {1, 1, 6}, xw,
+       "6 batch(es) z of [5, 37] x [37, 29], runs [2, 3], X at p0, W at p1; 64x64 tiles (1 x 1)",
+       {"const unsigned p1 = r % 3u, p0 = r / 3u;",
+        "const unsigned oa = p0 * (kM * kK), ob = p1 * (kK * kN);"},
+       true},
       {"batched X, 2-D W", {3, 20, 6}, {6, 1}, kF16, {}, {1, 1, 3}, xw,
        "3 batch(es) z of [20, 6] x [6, 1], X at z, W at 0; 64x64 tiles (1 x 1)",
        {"const unsigned oa = z * (kM * kK), ob = 0u;",
@@ -223,115 +235,6 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
         EXPECT_EQ(Occurrences(body, "acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);"), folds);
         EXPECT_EQ(Occurrences(body, " = acc[i][j];") + Occurrences(body, "(acc[i][j]);"), 1);
       }
-      ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
-      EXPECT_EQ(again.source, code.source);
-      if (!pdl && c.compile) ExpectCompiles(code.source);
-    }
-  }
-}
-
-struct SkinnyCase {
-  const char* label;
-  Shape x, w;
-  DType dtype;
-  std::vector<int> operands;        // empty: X, W
-  std::array<int64_t, 3> grid;      // (tiles along N, 1, batches), each ≤ 65535
-  std::vector<std::string> args;
-  std::string summary;              // in the kernel's comment line
-  std::vector<std::string> lines;   // source lines (substrings) the kernel has
-  bool two_a_rows;                  // M > 8: the fragment rows g + 8 are read
-  int outputs_per_thread;           // ⌈M · 64 / 128⌉
-  bool compile;                     // NVRTC for sm_80 and sm_90
-};
-
-// The f16 / bf16 matmul of at most 16 rows per batch, by case: 16 × 64 tiles along N and batches
-// (grid-stride, capped at 65535), three cp.async stages of 64 W rows and 16 X rows staged from
-// their aligned 16-byte chunks (filled up to the row's end, zero after), each row's shift
-// computed once per batch from the batch's element offsets, 4 warps along k summed through
-// shared memory, one rounding per output; NVRTC without spills; determinism.
-TEST(LibraryOpsTest, SkinnyMatmulLibraryKernel) {
-  const std::vector<std::string> xw = {"X", "W", "Y"};
-  const char* const kTc =
-      " on the tensor cores (mma.sync m16n8k16, f32 accumulators, 4 warps along k); X and W rows "
-      "staged by cp.async from their aligned 16-byte chunks, 3 stages; ";
-  const SkinnyCase cases[] = {
-      {"odd M, K, N", {7, 6}, {6, 5}, kF16, {}, {1, 1, 1}, xw,
-       absl::StrCat("1 batch(es) z of [7, 6] x [6, 5]; 16x64 tiles (1 x 1), 1 k step(s) of 64", kTc,
-                    "grid (1, 1, 1), 128 threads, grid-stride, 42240 B static shared memory"),
-       {"constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesN = 1u, kBatches = 1u, kSteps = 1u;",
-        "const unsigned oa = 0u, ob = 0u;", "prism_dev::f16_t* __restrict__ y = t_Y;"},
-       false, 4, true},
-      {"an LM head over an odd vocabulary", {8, 4096}, {4096, 32001}, kF16, {}, {501, 1, 1}, xw,
-       absl::StrCat("16x64 tiles (1 x 501), 64 k step(s) of 64", kTc, "grid (501, 1, 1)"),
-       {"kN = 32001u, kK = 4096u, kTilesN = 501u, kBatches = 1u, kSteps = 64u;"}, false, 4, true},
-      {"sixteen rows, bf16", {16, 1000}, {1000, 4096}, kBF16, {}, {64, 1, 1}, xw,
-       absl::StrCat("16x64 tiles (1 x 64), 16 k step(s) of 64", kTc),
-       {"prism_dev::MmaM16N8K16BF16(acc[j], af, bf);",
-        "y[mo * kN + n] = prism_dev::F32ToBF16(red[at] + red[at + 1088u] + red[at + 2176u] + "
-        "red[at + 3264u]);"},
-       true, 8, true},
-      {"batched X, 2-D W", {3, 2, 6}, {6, 1}, kBF16, {}, {1, 1, 3}, xw,
-       "3 batch(es) z of [2, 6] x [6, 1], X at z, W at 0; 16x64 tiles (1 x 1)",
-       {"const unsigned oa = z * (kM * kK), ob = 0u;",
-        "prism_dev::bf16_t* __restrict__ y = t_Y + z * (kM * kN);"},
-       false, 1, true},
-      {"broadcast batch dims", {2, 1, 5, 37}, {3, 37, 29}, kF16, {}, {1, 1, 6}, xw,
-       "6 batch(es) z of [5, 37] x [37, 29], runs [2, 3], X at p0, W at p1; 16x64 tiles (1 x 1)",
-       {"const unsigned p1 = r % 3u, p0 = r / 3u;",
-        "const unsigned oa = p0 * (kM * kK), ob = p1 * (kK * kN);"},
-       false, 3, true},
-      {"the same tensor twice", {8, 8}, {}, kF16, {0, 0}, {1, 1, 1}, {"X", "Y"},
-       "matmul(X f16 [8, 8], X f16 [8, 8]) -> Y f16 [8, 8]",
-       {"prism_dev::CpAsync16Fill(&st[0][br * 88u + 8u * c], t_X + (end > e ? e : 0u),",
-        "prism_dev::CpAsync16Fill(&st[0][(64u + ar) * 88u + 8u * c], t_X + (aend > e ? e : 0u),"},
-       false, 4, true},
-      {"more batches than gridDim.z", {70000, 1, 1}, {1, 1}, kF16, {}, {1, 1, 65535}, xw,
-       "70000 batch(es) z of [1, 1] x [1, 1], X at z, W at 0; 16x64 tiles (1 x 1)",
-       {"for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {"}, false, 1, false},
-  };
-  for (const SkinnyCase& c : cases) {
-    SCOPED_TRACE(c.label);
-    std::vector<Shape> shapes = {c.x};
-    if (!c.w.empty()) shapes.push_back(c.w);
-    ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, shapes, c.dtype, c.operands));
-    const int64_t steps = (c.x.back() + 63) / 64;
-    for (bool pdl : {false, true}) {
-      SCOPED_TRACE(pdl ? "with PDL" : "without PDL");
-      CodegenOptions options;
-      options.programmatic_dependent_launch = pdl;
-      ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
-      // Three stages of (64 + 16) rows × 88 16-bit elements.
-      ExpectLibraryLaunch(p, options, code, "prism_matmul_k0", c.grid, c.args, c.dtype, 42240, 128);
-      const std::string body = code.source.substr(code.source.find("// kernel k0:"));
-      EXPECT_THAT(body, HasSubstr(c.summary));
-      for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
-      const std::string elem = c.dtype == kBF16 ? "prism_dev::bf16_t" : "prism_dev::f16_t";
-      EXPECT_THAT(body, HasSubstr(absl::StrCat("  __shared__ __align__(16) ", elem,
-                                               " st[3][7040];\n")));
-      // Steps 0 and 1 before the loop (step 1 only when there is one), s + 2 inside it; one
-      // commit each, also when empty, so that the wait for step s counts groups alike.
-      const int loads = steps > 1 ? 3 : 2;
-      EXPECT_EQ(Occurrences(body, "prism_dev::CpAsync16Fill("), 2 * loads);
-      EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncCommit();"), 3);
-      EXPECT_THAT(body, HasSubstr("        if (s + 2u < kSteps)\n        {  // step (s + 2u) into "
-                                  "stage (s + 2u) % 3u\n"));
-      EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncWait<1>();"), 1);
-      EXPECT_EQ(Occurrences(body, "prism_dev::CpAsyncWait<0>();"), 1);
-      EXPECT_EQ(Occurrences(body, "__syncthreads();"), 4);
-      // Each row filled up to its end, zero after: the chunk's bytes are the row's.
-      EXPECT_THAT(body, HasSubstr("end = k < kK ? row + kN : 0u;"));
-      EXPECT_THAT(body, HasSubstr("end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);"));
-      EXPECT_THAT(body, HasSubstr("aend = ar < kM ? arow + kK : 0u;"));
-      EXPECT_THAT(body, HasSubstr("const unsigned fb9 = (kr + 9u) * 88u + ((ob + (kr + 9u) * kN) "
-                                  "& 7u) + g;"));
-      EXPECT_EQ(Occurrences(body, "const unsigned fa1 = "), c.two_a_rows ? 1 : 0);
-      EXPECT_EQ(Occurrences(body, "af[1] = 0u;"), c.two_a_rows ? 0 : 1);
-      EXPECT_EQ(Occurrences(body, c.dtype == kBF16 ? "prism_dev::MmaM16N8K16BF16("
-                                                   : "prism_dev::MmaM16N8K16("),
-                1);
-      EXPECT_THAT(body, HasSubstr(absl::StrCat("for (unsigned l = 0; l < ", c.outputs_per_thread,
-                                               "u; ++l) {")));
-      EXPECT_EQ(Occurrences(body, "y[mo * kN + n] = "), 1);
       ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, options));
       EXPECT_EQ(again.source, code.source);
       if (!pdl && c.compile) ExpectCompiles(code.source);
@@ -467,111 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
 )");
 }
 
-// The skinny form's first case, whole: f16 [7, 6] × [6, 5] (at most 8 rows: fragment rows
-// 8..15 are zeros).
-TEST(LibraryOpsTest, SkinnyMatmulKernelSource) {
-  ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}));
-  ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
-  const size_t at = code.source.find("// kernel k0:");
-  ASSERT_NE(at, std::string::npos);
-  EXPECT_EQ(code.source.substr(at), R"(// kernel k0: library kernel matmul(X f16 [7, 6], W f16 [6, 5]) -> Y f16 [7, 5]; 1 batch(es) z of [7, 6] x [6, 5]; 16x64 tiles (1 x 1), 1 k step(s) of 64 on the tensor cores (mma.sync m16n8k16, f32 accumulators, 4 warps along k); X and W rows staged by cp.async from their aligned 16-byte chunks, 3 stages; grid (1, 1, 1), 128 threads, grid-stride, 42240 B static shared memory
-extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_dev::f16_t* __restrict__ t_X, const prism_dev::f16_t* __restrict__ t_W, prism_dev::f16_t* __restrict__ t_Y) {
-  constexpr unsigned kM = 7u, kN = 5u, kK = 6u, kTilesN = 1u, kBatches = 1u, kSteps = 1u;
-  // A stage: W's 64 k rows, then X's 16 m rows, 88 elements apart; a row's element j at its shift + j.
-  __shared__ __align__(16) prism_dev::f16_t st[3][7040];
-  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u, g = lane / 4u, t = lane % 4u;
-  const unsigned br = tid / 2u, bc = tid % 2u;  // the W row this thread stages, from chunk bc in steps of 2
-  const unsigned ar = tid / 8u, ac = tid % 8u;  // the X row, chunk ac (and chunk 8 when ac is 0)
-  const unsigned kr = warp * 16u + 2u * t;  // the first k of this thread's fragment elements in a step
-  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {
-    const unsigned oa = 0u, ob = 0u;  // the batch's first elements of X and W
-    prism_dev::f16_t* __restrict__ y = t_Y;
-    // Where this thread's fragment elements sit in a stage (the same in every step and tile).
-    const unsigned fa0 = (64u + g) * 88u + ((oa + g * kK) & 7u) + kr;
-    const unsigned fb0 = kr * 88u + ((ob + kr * kN) & 7u) + g;
-    const unsigned fb1 = (kr + 1u) * 88u + ((ob + (kr + 1u) * kN) & 7u) + g;
-    const unsigned fb8 = (kr + 8u) * 88u + ((ob + (kr + 8u) * kN) & 7u) + g;
-    const unsigned fb9 = (kr + 9u) * 88u + ((ob + (kr + 9u) * kN) & 7u) + g;
-    for (unsigned tn = blockIdx.x; tn < kTilesN; tn += gridDim.x) {
-      const unsigned n0 = tn * 64u;
-      float acc[8][4];
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[j][r] = 0.0f;
-      {  // step 0u into stage 0
-        const unsigned k = 0u * 64u + br;
-        const unsigned row = k < kK ? ob + k * kN : 0u, e0 = (row + n0) & ~7u, end = k < kK ? row + kN : 0u;
-#pragma unroll
-        for (unsigned q = 0; q < 5u; ++q) {
-          const unsigned c = bc + 2u * q, e = e0 + 8u * c;
-          if (c < 9u) prism_dev::CpAsync16Fill(&st[0][br * 88u + 8u * c], t_W + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
-        }
-        const unsigned arow = ar < kM ? oa + ar * kK : 0u, ae0 = (arow + 0u * 64u) & ~7u, aend = ar < kM ? arow + kK : 0u;
-#pragma unroll
-        for (unsigned q = 0; q < 2u; ++q) {
-          const unsigned c = q == 0u ? ac : 8u, e = ae0 + 8u * c;
-          if (q == 0u || ac == 0u) prism_dev::CpAsync16Fill(&st[0][(64u + ar) * 88u + 8u * c], t_X + (aend > e ? e : 0u), aend <= e ? 0u : aend - e < 8u ? (aend - e) * 2u : 16u);
-        }
-      }
-      prism_dev::CpAsyncCommit();
-      prism_dev::CpAsyncCommit();
-      for (unsigned s = 0; s < kSteps; ++s) {
-        prism_dev::CpAsyncWait<1>();  // step s has landed
-        __syncthreads();  // for every thread; and every warp is done with step s - 1's stage
-        if (s + 2u < kSteps)
-        {  // step (s + 2u) into stage (s + 2u) % 3u
-          const unsigned k = (s + 2u) * 64u + br;
-          const unsigned row = k < kK ? ob + k * kN : 0u, e0 = (row + n0) & ~7u, end = k < kK ? row + kN : 0u;
-#pragma unroll
-          for (unsigned q = 0; q < 5u; ++q) {
-            const unsigned c = bc + 2u * q, e = e0 + 8u * c;
-            if (c < 9u) prism_dev::CpAsync16Fill(&st[(s + 2u) % 3u][br * 88u + 8u * c], t_W + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
-          }
-          const unsigned arow = ar < kM ? oa + ar * kK : 0u, ae0 = (arow + (s + 2u) * 64u) & ~7u, aend = ar < kM ? arow + kK : 0u;
-#pragma unroll
-          for (unsigned q = 0; q < 2u; ++q) {
-            const unsigned c = q == 0u ? ac : 8u, e = ae0 + 8u * c;
-            if (q == 0u || ac == 0u) prism_dev::CpAsync16Fill(&st[(s + 2u) % 3u][(64u + ar) * 88u + 8u * c], t_X + (aend > e ? e : 0u), aend <= e ? 0u : aend - e < 8u ? (aend - e) * 2u : 16u);
-          }
-        }
-        prism_dev::CpAsyncCommit();
-        const prism_dev::f16_t* sp = st[s % 3u];
-        prism_dev::u32_t af[4];
-        af[0] = prism_dev::Pack2(sp[fa0], sp[fa0 + 1u]);  // (g, kr..kr+1)
-        af[1] = 0u;  // rows 8..15: M is at most 8
-        af[2] = prism_dev::Pack2(sp[fa0 + 8u], sp[fa0 + 9u]);  // (g, kr+8..kr+9)
-        af[3] = 0u;
-#pragma unroll
-        for (unsigned j = 0; j < 8u; ++j) {
-          prism_dev::u32_t bf[2];
-          bf[0] = prism_dev::Pack2(sp[fb0 + 8u * j], sp[fb1 + 8u * j]);  // (kr..kr+1, g)
-          bf[1] = prism_dev::Pack2(sp[fb8 + 8u * j], sp[fb9 + 8u * j]);  // (kr+8..kr+9, g)
-          prism_dev::MmaM16N8K16(acc[j], af, bf);
-        }
-      }
-      prism_dev::CpAsyncWait<0>();
-      __syncthreads();  // every warp is done with the stages: they hold the warps' sums now
-      float* red = reinterpret_cast<float*>(&st[0][0]);  // [warp][row][68]
-#pragma unroll
-      for (unsigned j = 0; j < 8u; ++j)
-#pragma unroll
-        for (unsigned r = 0; r < 4u; ++r)
-          red[(warp * 16u + g + 8u * (r / 2u)) * 68u + 8u * j + 2u * t + r % 2u] = acc[j][r];
-      __syncthreads();
-#pragma unroll
-      for (unsigned l = 0; l < 4u; ++l) {
-        const unsigned o = tid + l * 128u, mo = o / 64u, c = o % 64u, n = n0 + c, at = mo * 68u + c;
-        if (mo < kM && n < kN) y[mo * kN + n] = prism_dev::F32ToF16(red[at] + red[at + 1088u] + red[at + 2176u] + red[at + 3264u]);
-      }
-      __syncthreads();  // before the next tile's loads overwrite the stages
-    }
-  }
-}
-)");
-}
-
-// f32 [7, 6] × [6, 5], whole: on the CUDA cores, fmaf in increasing k (f32 has no skinny form).
+// f32 [7, 6] × [6, 5], whole: on the CUDA cores, fmaf in increasing k.
 TEST(LibraryOpsTest, MatmulKernelSourceF32) {
   ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}, kF32));
   ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p));
