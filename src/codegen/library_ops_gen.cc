@@ -23,19 +23,19 @@
 // cores: a block of kTcThreads threads (4 warps, each a 32 × 32 quarter) computes a kTile ×
 // kTile output tile of one batch with mma.sync m16n8k16 (f32 accumulators). Each k step's rows
 // of a and b are staged by cp.async in a ring of kTcStages stages of static shared memory as
-// 16-bit elements, each row from the aligned 16-byte chunk
-// that holds its first element (device_common.cuh's CpAsync16Fill: bytes up to the row's end,
-// zero after; a row past M or K all zero), so rows of any length and offset copy by 16 bytes
-// and the k tail adds exact zeros. A row's shift (its first element's offset in that chunk) is
-// the same in every k step, so each thread computes its fragment elements' positions once per
-// tile (a) or batch (b) and builds the fragments from 16-bit shared loads; an operand whose rows are
-// whole 16-byte chunks (a: K % 8 == 0, b: N % 8 == 0; base pointers 16-byte aligned, so every
-// batch's rows start at chunk boundaries) uses LoadAFragment / LoadBFragment, whose pitches put
-// the 8 rows of a fragment in distinct banks. The f32 accumulation order is the tensor cores',
-// not §3.3's, so results match the interpreter within the f16 / bf16 tolerance, not bit for
-// bit. 38,912 or 43,008 B of static shared memory. One tile form for every M: for decode's few
-// rows (an LM head over 32,001 columns at M = 8) it streams W faster than a 16 × 64 form with 4
-// warps along k that was measured and dropped (docs/performance.md, fifteenth session).
+// 16-bit elements, each row from the aligned 16-byte chunk that holds its first element
+// (device_common.cuh's CpAsync16Fill: bytes up to the row's end, zero after; a row past M or K
+// all zero), so rows of any length and offset copy by 16 bytes and the k tail adds exact
+// zeros. A row's shift (its first element's offset in that chunk) is the same in every k step,
+// so each thread computes its fragment elements' positions once per tile (a) or batch (b) and
+// builds the fragments from 16-bit shared loads; an operand whose rows are whole 16-byte chunks
+// (a: K % 8 == 0, b: N % 8 == 0; base pointers 16-byte aligned, so every batch's rows start at
+// chunk boundaries) uses LoadAFragment / LoadBFragment, whose pitches put the 8 rows of a
+// fragment in distinct banks. The f32 accumulation order is the tensor cores', not §3.3's, so
+// results match the interpreter within the f16 / bf16 tolerance, not bit for bit. 38,912 or
+// 43,008 B of static shared memory. One tile form for every M: for decode's few rows (an LM
+// head over 32,001 columns at M = 8) it streams W faster than a 16 × 64 form with 4 warps along
+// k that was measured and dropped (docs/performance.md, fifteenth session).
 //
 // Matmul of f32 tensors on the CUDA cores: a block of kThreads threads computes a kTile × kTile
 // output tile of one batch. Each step stages a kTile × kTileK tile of a
@@ -59,13 +59,13 @@
 // 32-bit indices (unsigned): every operand and the result have at most 2^31 − 1 elements, else
 // ResourceExhausted. Elementwise: e < 2^31 and e + gridDim.x · kThreads < 2^31 + 528 · 256 <
 // 2^32; an operand index is at most its element count. Matmul: a load's index is formed only
-// inside its bounds check (f32: m < M, k < K: batch_a · M·K + m·K + k < |a| ≤ 2^31 − 1, likewise
-// b; f16 / bf16: a staged row's start only for a live row, and its chunks, at most 72 elements
-// past it, are read only up to the row's end, so no byte past |a| or |b|; a row's shift is its
-// start mod 8, which a wrapped product keeps, 2^32 being a multiple of 8), a store's only for
-// m < M, n < N (z · M·N + m·N + n < |result|); tile origins are below M + 64 resp. N + 64, k
-// step origins below K + 64, and the grid-stride counters below their bound plus 65535: all
-// below 2^32.
+// inside its bounds check (f32: m < M, k < K: batch_a · M·K + m·K + k < |a| ≤ 2^31 − 1,
+// likewise b; f16 / bf16: a staged row's start only for a live row, and its chunks, at most 72
+// elements past it, are read only up to the row's end, so no byte past |a| or |b|; a row's
+// shift is its start mod 8, which a wrapped product keeps, 2^32 being a multiple of 8), a
+// store's only for m < M, n < N (z · M·N + m·N + n < |result|); tile origins are below M + 64
+// resp. N + 64, k step origins below K + 32, and the grid-stride counters below their bound plus
+// 65535: all below 2^32.
 #include <algorithm>
 #include <array>
 #include <cmath>
