@@ -565,9 +565,9 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            // tiles, whole k steps), whole k steps and a tail (bf16); rows at
                            // every shift of their 16-byte chunk: odd K and N with a k tail
                            // (PDL), 16 rows (bf16), one row, broadcast batch dims whose offsets
-                           // are odd; add of [3, 1] and
-                           // [1, 4], mul of [4, 1, 3] and [2, 1] (bf16), exp (bf16), scale by
-                           // -0.7 over a grid-stride loop, div of equal shapes (f32), silu.
+                           // are odd; add of [3, 1] and [1, 4], mul of [4, 1, 3] and [2, 1]
+                           // (bf16), exp (bf16), scale by -0.7 over a grid-stride loop, div of
+                           // equal shapes (f32), silu.
                            GpuCase{"lib_matmul", {{"x0", 7}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, {}},
                            GpuCase{"lib_matmul", {{"x0", 17}, {"x1", 6}, {"w0", 6}, {"w1", 5}}, {}},
                            GpuCase{"lib_matmul", {{"x0", 8}, {"x1", 1001}, {"w0", 1001}, {"w1", 1003}}, {},
