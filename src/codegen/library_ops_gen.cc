@@ -442,16 +442,24 @@ std::string MatmulOpening(const LaunchConfig& launch, const std::string& params,
                       (n + kTile - 1) / kTile, "u, kBatches = ", batches, "u;\n");
 }
 
-// The loops both matmul kernels share, opened and not closed (three braces to close): batches
+// Batch z's first element of matmul operand `o` (o = 0: a, 1: b) whose matrices hold `size`
+// elements: "<its batch index> * (size)", or "" when it is 0 (one batch, or a broadcast operand).
+std::string BatchOffset(const BroadcastView& v, size_t o, int64_t batches,
+                        const std::string& size) {
+  const std::string i = OperandIndex(v, o, "z");
+  if (i == "0" || batches == 1) return "";
+  return absl::StrCat(i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"), " * (",
+                      size, ")");
+}
+
+// The f32 kernel's loops, opened and not closed (three braces to close): batches
 // z over blockIdx.z (a, b, y at their batch's offsets through the view), then M tiles over
 // blockIdx.y and N tiles over blockIdx.x, each grid-stride, down to the tile origin m0, n0.
 std::string MatmulTileLoops(const BlockProgram& p, const LibraryKernel& lk,
                             const BroadcastView& v, int64_t batches, const std::string& elem) {
   auto base = [&](size_t o, const std::string& size) {
-    const std::string i = OperandIndex(v, o, "z");
-    if (i == "0" || batches == 1) return std::string();
-    return absl::StrCat(" + ", i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"),
-                        " * (", size, ")");
+    const std::string off = BatchOffset(v, o, batches, size);
+    return off.empty() ? off : absl::StrCat(" + ", off);
   };
   std::string s;
   absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
@@ -519,10 +527,8 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
   absl::StrAppend(&s, Decompose(v, "z", "    "));
   auto offset = [&](size_t o, const std::string& size) {
-    const std::string i = OperandIndex(v, o, "z");
-    if (i == "0" || batches == 1) return std::string("0u");
-    return absl::StrCat(i.find(' ') == std::string::npos ? i : absl::StrCat("(", i, ")"), " * (",
-                        size, ")");
+    const std::string off = BatchOffset(v, o, batches, size);
+    return off.empty() ? std::string("0u") : off;
   };
   absl::StrAppend(&s, "    const unsigned oa = ", offset(0, "kM * kK"), ", ob = ",
                   offset(1, "kK * kN"), ";  // the batch's first elements of ", a.name, " and ",
