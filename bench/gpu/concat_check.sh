@@ -21,6 +21,8 @@ def walk(j, path=""):
     m = [c for c in j.get("candidates", []) if "measured_us" in c]
     bad = [c for c in m if not c.get("matches", True)]
     print(f"  {path or '/'}: {s.get('kernels')} kernel(s), {s.get('codegen_variant', '')} measured {s.get('measured_us')}, {len(m)} measured, {len(bad)} not matching")
+    for c in m:  # each measured candidate: its variant, time and relative error
+        print(f"    [{c.get('codegen_variant', '')}] {c['measured_us']:.2f} us, rel. err {c.get('relative_error')}")
 try:
     walk(json.load(open(sys.argv[1])))
 except Exception as e:

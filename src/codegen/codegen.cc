@@ -1502,6 +1502,13 @@ bool HasAttentionKernel(const BlockProgram& program) {
   return false;
 }
 
+bool HasLibraryMatmul(const BlockProgram& program) {
+  for (const auto& k : program.kernels) {
+    if (!k.is_block() && k.library().op == OpKind::kMatMul) return true;
+  }
+  return false;
+}
+
 const std::string& DeviceCommonSource() {
   static const std::string* const kText = new std::string(kDeviceCommonCuh);
   return *kText;

@@ -35,7 +35,10 @@
 // results match the interpreter within the f16 / bf16 tolerance, not bit for bit. 38,912 or
 // 43,008 B of static shared memory. One tile form for every M: for decode's few rows (an LM
 // head over 32,001 columns at M = 8) it streams W faster than a 16 × 64 form with 4 warps along
-// k that was measured and dropped (docs/performance.md, fifteenth session).
+// k that was measured and dropped (docs/performance.md, fifteenth session). With
+// CodegenOptions::library_matmul_cluster_split and few tiles (ClusterSplit), each tile's k steps
+// are split over a cluster of kSplit blocks along z, which sum their f32 tiles through
+// distributed shared memory (sm_90; codegen.h).
 //
 // Matmul of f32 tensors on the CUDA cores: a block of kThreads threads computes a kTile × kTile
 // output tile of one batch. Each step stages a kTile × kTileK tile of a
@@ -102,6 +105,14 @@ constexpr int64_t kTcPitchB = kTile + 8;     // 144 B
 // 176 B: b's rows when they are not whole chunks (9 chunks staged); the B fragment's rows 2t
 // (t = 0..3) start 24 banks apart.
 constexpr int64_t kTcPitchB9 = 88;
+// library_matmul_cluster_split: at most 8 blocks per cluster (the portable size), each with at
+// least 4 k steps; the f32 tile each block writes for the reduction has rows kRedPitch floats
+// apart (the float2 writes of a half-warp's 4 fragment rows fall in distinct banks).
+constexpr int64_t kMaxSplit = 8;
+constexpr int64_t kMinSplitSteps = 4;
+constexpr int64_t kRedPitch = kTile + 8;
+static_assert(kTile * kRedPitch * 4 <= kTcStages * (kTile * kTcPitchA + kTcTileK * kTcPitchB) * 2,
+              "the reduction tile aliases the stages");
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
 
 int64_t Elements(const Shape& s) {  // saturating at kMaxElements + 1 (every dim ≥ 1)
@@ -476,6 +487,17 @@ std::string MatmulTileLoops(const BlockProgram& p, const LibraryKernel& lk,
   return s;
 }
 
+// CodegenOptions::library_matmul_cluster_split: the blocks of a cluster that share one output
+// tile, for `tiles` tiles of `steps` k steps on `sms` SMs. S = min(kMaxSplit, ⌊sms / tiles⌋,
+// ⌊steps / kMinSplitSteps⌋), then the fewest blocks that keep ⌈steps / S⌉ steps each (every
+// block of the cluster gets at least one step); 1 (no split) when that is below 2.
+int64_t ClusterSplit(int64_t tiles, int64_t steps, int64_t sms) {
+  int64_t s = std::min({kMaxSplit, sms / tiles, steps / kMinSplitSteps});
+  if (s < 2) return 1;
+  const int64_t per = (steps + s - 1) / s;
+  return (steps + per - 1) / per;
+}
+
 // The f16 / bf16 matmul on the tensor cores (see the file comment): the same grid and batch
 // view as the f32 kernel, kTcThreads threads per kTile × kTile tile (4 warps, each a 32 × 32
 // quarter), mma.sync m16n8k16 with f32 accumulators over k steps of kTcTileK. Each step's
@@ -490,15 +512,24 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
     const BlockProgram& p, const std::string& kname, const LibraryKernel& lk,
     const CodegenOptions& options, const Half16& h, const std::string& elem, const Shape& batch,
     const Shape& batch_a, const Shape& batch_b, int64_t m, int64_t k, int64_t n,
-    const std::array<int64_t, 3>& grid, std::string& source) {
+    const std::array<int64_t, 3>& grid, int64_t split, std::string& source) {
   const ConcreteTensor& a = p.tensors[lk.operands[0]];
   const ConcreteTensor& b = p.tensors[lk.operands[1]];
   const ConcreteTensor& out = p.tensors[lk.result];
   LaunchConfig launch = LibraryLaunch(p, kname, options, grid, kTcThreads);
+  const bool splits = split > 1;
+  if (splits) launch.cluster = {1, 1, split};
   const std::string params = Params(p, lk, elem, launch);
   const BroadcastView v = MakeView(batch, {batch_a, batch_b});
   const int64_t batches = Elements(batch);
   const int64_t steps = (k + kTcTileK - 1) / kTcTileK;
+  const int64_t per = (steps + split - 1) / split;  // k steps per block of a cluster
+  const int64_t red_rows = (kTile + split - 1) / split;  // tile rows each rank adds and stores
+  // The step loop's bound and a step's index: the whole k range, or (split) this block's.
+  const std::string nsteps = splits ? "ns" : "kSteps";
+  auto step_at = [&](const std::string& i) {
+    return splits ? absl::StrCat("(sb + ", i, ")") : i;
+  };
   const bool vec_a = k % 8 == 0, vec_b = n % 8 == 0;
   const int64_t chunks_a = kTcTileK / 8 + (vec_a ? 0 : 1), chunks_b = kTile / 8 + (vec_b ? 0 : 1);
   const int64_t pitch_b = vec_b ? kTcPitchB : kTcPitchB9;
@@ -514,9 +545,26 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
                   " 16-byte chunks, ", b.name, vec_b ? " rows in whole" : " rows in aligned",
                   " 16-byte chunks, by cp.async, ", kTcStages, " stages; grid (", grid[0], ", ",
                   grid[1], ", ", grid[2], "), ", kTcThreads, " threads, grid-stride, ", smem,
-                  " B static shared memory\n");
+                  " B static shared memory",
+                  splits ? absl::StrCat("; k split over clusters of (1, 1, ", split, ") blocks, ",
+                                        per, " step(s) each, summed through distributed shared "
+                                        "memory")
+                         : std::string(),
+                  "\n");
+  if (splits) {
+    absl::StrAppend(&s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error \"",
+                    launch.function,
+                    ": library_matmul_cluster_split kernels need sm_90 or newer (thread block "
+                    "clusters)\"\n#endif\n");
+  }
   absl::StrAppend(&s, MatmulOpening(launch, params, kTcThreads, options, batches, m, k, n));
   absl::StrAppend(&s, "  constexpr unsigned kSteps = ", steps, "u;\n");
+  if (splits) {
+    absl::StrAppend(&s, "  constexpr unsigned kSplit = ", split, "u, kPer = ", per,
+                    "u;  // blocks per cluster along z, k steps per block\n",
+                    "  const unsigned part = blockIdx.z % kSplit, sb = part * kPer, ns = kSteps - sb < "
+                    "kPer ? kSteps - sb : kPer;  // this block's steps sb … sb + ns - 1\n");
+  }
   absl::StrAppend(&s, "  // A stage: ", a.name, "'s ", kTile, " m rows (", kTcPitchA,
                   " elements apart), then ", b.name, "'s ", kTcTileK, " k rows (", pitch_b,
                   " apart); a row's element j at its shift + j.\n");
@@ -524,7 +572,9 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   absl::StrAppend(&s, "  const unsigned tid = threadIdx.x, lane = tid % 32u, warp = tid / 32u, "
                   "g = lane / 4u, t = lane % 4u;\n",
                   "  const int wm = static_cast<int>(warp / 2u) * 32, wn = static_cast<int>(warp % 2u) * 32;\n");
-  absl::StrAppend(&s, "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
+  absl::StrAppend(&s, splits ? "  for (unsigned z = blockIdx.z / kSplit; z < kBatches; z += "
+                               "gridDim.z / kSplit) {\n"
+                             : "  for (unsigned z = blockIdx.z; z < kBatches; z += gridDim.z) {\n");
   absl::StrAppend(&s, Decompose(v, "z", "    "));
   auto offset = [&](size_t o, const std::string& size) {
     const std::string off = BatchOffset(v, o, batches, size);
@@ -600,14 +650,19 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
     return f;
   };
   for (int64_t i = 0; i + 1 < kTcStages; ++i) {  // the prologue: one commit per stage, also empty
-    if (i < steps) absl::StrAppend(&s, load(absl::StrCat(i, "u"), absl::StrCat(i), "        "));
+    if (splits && i < per) {  // a block's step count is known only at run time
+      absl::StrAppend(&s, "        if (", i, "u < ns)\n",
+                      load(step_at(absl::StrCat(i, "u")), absl::StrCat(i), "        "));
+    } else if (!splits && i < steps) {
+      absl::StrAppend(&s, load(absl::StrCat(i, "u"), absl::StrCat(i), "        "));
+    }
     absl::StrAppend(&s, "        prism_dev::CpAsyncCommit();\n");
   }
-  absl::StrAppend(&s, "        for (unsigned s = 0; s < kSteps; ++s) {\n",
+  absl::StrAppend(&s, "        for (unsigned s = 0; s < ", nsteps, "; ++s) {\n",
                   "          prism_dev::CpAsyncWait<", kTcStages - 2, ">();  // step s has landed\n",
                   "          __syncthreads();  // for every thread; and every warp is done with step s - 1's stage\n",
-                  "          if (s + ", kTcStages - 1, "u < kSteps)\n",
-                  load(absl::StrCat("(s + ", kTcStages - 1, "u)"),
+                  "          if (s + ", kTcStages - 1, "u < ", nsteps, ")\n",
+                  load(step_at(absl::StrCat("(s + ", kTcStages - 1, "u)")),
                        absl::StrCat("(s + ", kTcStages - 1, "u) % ", kTcStages, "u"), "          "),
                   "          prism_dev::CpAsyncCommit();\n",
                   "          const ", elem, "* sa = st[s % ", kTcStages, "u];\n",
@@ -645,6 +700,40 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
                   "            }\n          }\n        }\n");
   absl::StrAppend(&s, "        prism_dev::CpAsyncWait<0>();\n",
                   "        __syncthreads();  // every warp is done with the stages before the next tile's loads\n");
+  if (splits) {
+    // The cluster's sum: each block's f32 tile into its own stages (every cp.async has landed
+    // and every warp is done with them: the wait and barrier above), the cluster meets, rank
+    // `part` adds its rows (part·⌈64 / kSplit⌉ …) of all kSplit tiles in rank order and stores
+    // them, and the cluster meets again so that no block leaves, or overwrites its tile, while
+    // another still reads it.
+    absl::StrAppend(
+        &s, "        float* red = reinterpret_cast<float*>(&st[0][0]);  // ", kTile, " x ",
+        kTile, " f32, rows ", kRedPitch, " apart\n#pragma unroll\n",
+        "        for (int i = 0; i < 2; ++i)\n#pragma unroll\n",
+        "          for (int r = 0; r < 4; r += 2)\n#pragma unroll\n",
+        "            for (int j = 0; j < 4; ++j)\n",
+        "              *reinterpret_cast<float2*>(&red[(static_cast<unsigned>(wm + 16 * i) + g + "
+        "4u * static_cast<unsigned>(r)) * ", kRedPitch,
+        "u + static_cast<unsigned>(wn + 8 * j) + 2u * t]) = make_float2(acc[i][j][r], "
+        "acc[i][j][r + 1]);\n",
+        "        prism_dev::ClusterSync();  // every block's tile is in its shared memory\n",
+        "        const prism_dev::u32_t red_s = static_cast<prism_dev::u32_t>(__cvta_generic_to_shared(red));\n",
+        "        for (unsigned e = tid; e < ", red_rows * kTile, "u; e += ", kTcThreads,
+        "u) {  // this rank's rows part·", red_rows, " …\n",
+        "          const unsigned row = part * ", red_rows, "u + e / ", kTile, "u, col = e % ", kTile,
+        "u, m = m0 + row, n = n0 + col;\n",
+        "          if (row >= ", kTile, "u) break;\n",
+        "          if (m >= kM || n >= kN) continue;  // outside Y: nothing to add\n",
+        "          const prism_dev::u32_t at = red_s + (row * ", kRedPitch, "u + col) * 4u;\n",
+        "          float v = 0.0f;\n#pragma unroll\n",
+        "          for (unsigned q = 0; q < kSplit; ++q) v += prism_dev::LdClusterF32(prism_dev::MapShared(at, q));\n",
+        "          y[m * kN + n] = ", FromF32Of(out.dtype, "v"), ";\n",
+        "        }\n",
+        "        prism_dev::ClusterSync();  // every rank is done reading the tiles\n");
+    absl::StrAppend(&s, "      }\n    }\n  }\n}\n");
+    source += s;
+    return launch;
+  }
   // The store: fragment element r of acc[i][j] is row g + 8·(r / 2), column 2t + r % 2 of the
   // 16 × 8 tile at (wm + 16i, wn + 8j).
   absl::StrAppend(&s, "#pragma unroll\n",
@@ -697,12 +786,17 @@ absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kn
 
   const int64_t batches = Elements(*batch);
   const int64_t tiles_m = (m + kTile - 1) / kTile, tiles_n = (n + kTile - 1) / kTile;
-  const std::array<int64_t, 3> grid = {std::min(tiles_n, kMaxGridDim),
-                                       std::min(tiles_m, kMaxGridDim),
-                                       std::min(batches, kMaxGridDim)};
+  std::array<int64_t, 3> grid = {std::min(tiles_n, kMaxGridDim), std::min(tiles_m, kMaxGridDim),
+                                 std::min(batches, kMaxGridDim)};
   if (const Half16* h = Half16Of(out.dtype); h != nullptr) {
+    int64_t split = 1;
+    if (options.library_matmul_cluster_split) {
+      const int64_t sms = options.balance_residency.sms > 0 ? options.balance_residency.sms : 132;
+      split = ClusterSplit(tiles_m * tiles_n * batches, (k + kTcTileK - 1) / kTcTileK, sms);
+      grid[2] *= split;  // at most sms tiles, each grid dim exact
+    }
     return TensorCoreMatmul(p, kname, lk, options, *h, elem, *batch, batch_a, batch_b, m, k, n,
-                            grid, source);
+                            grid, split, source);
   }
   LaunchConfig launch = LibraryLaunch(p, kname, options, grid, kThreads);
   const std::string params = Params(p, lk, elem, launch);

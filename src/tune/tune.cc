@@ -210,6 +210,13 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
     const absl::StatusOr<BlockProgram>& bp = gen.Program(fr.best);
     wgmma_family = bp.ok() && codegen::HasAttentionKernel(*bp);
   }
+  // library_matmul_cluster_split changes only matmul library kernels: other families skip
+  // generating those variants.
+  bool library_matmul_family = false;
+  {
+    const absl::StatusOr<BlockProgram>& bp = gen.Program(fr.best);
+    library_matmul_family = bp.ok() && codegen::HasLibraryMatmul(*bp);
+  }
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
     const bool multi = code.launches.size() > 1;
@@ -250,6 +257,7 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
       if (static_cast<int>(out.instances.size()) >= count) break;
       if (no_pdl && options.programmatic_dependent_launch) continue;
       if (pdl_only && !options.programmatic_dependent_launch) continue;
+      if (options.library_matmul_cluster_split && !library_matmul_family) continue;
       absl::StatusOr<codegen::GeneratedCode> v = gen.Generate(inst.assignment, options);
       if (!v.ok()) continue;
       if (options.cluster_combine) {
@@ -635,6 +643,12 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
   bs_pdl.gemm_chained_b_smem = true;
   codegen::CodegenOptions bsn_pdl = n_pdl;
   bsn_pdl.gemm_chained_b_smem = true;
+  // The fallback's matmul split along k over clusters when its tiles are few (only programs
+  // with a matmul library kernel are generated with it: SampleInstances).
+  codegen::CodegenOptions ls;
+  ls.library_matmul_cluster_split = true;
+  codegen::CodegenOptions ls_pdl = pdl;
+  ls_pdl.library_matmul_cluster_split = true;
   return {{"attention_tiles_per_warp=2", w2},
           {"programmatic_dependent_launch", pdl},
           {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl},
@@ -645,7 +659,9 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
           {"cluster_combine,programmatic_dependent_launch", c_pdl},
           {"cluster_combine,gemm_warps_along_n,programmatic_dependent_launch", cn_pdl},
           {"gemm_chained_b_smem,programmatic_dependent_launch", bs_pdl},
-          {"gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch", bsn_pdl}};
+          {"gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch", bsn_pdl},
+          {"library_matmul_cluster_split", ls},
+          {"library_matmul_cluster_split,programmatic_dependent_launch", ls_pdl}};
 }
 
 std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(int sm) {

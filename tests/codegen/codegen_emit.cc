@@ -2,7 +2,8 @@
 //   [SUFFIX [TILES_PER_WARP [PIPELINE [LAZY [EXP16 [CLUSTER [PDL [WGMMA [WARPS_ALONG_N
 //   [DEFER_CHAINED [CHAINED_B_SMEM]]]]]]]]]]]
 // Instantiates a fixture (fixtures.h, or a split form of split_fixtures.h: gated_mlp_splitk,
-// lora_splitk, lora_split_xa, rmsnorm_linear_split) at its workload's WORKLOADS.md sizes for BATCH, generates
+// lora_splitk, lora_split_xa, rmsnorm_linear_split) at its workload's WORKLOADS.md sizes for BATCH
+// (a lib_<op> fixture of split_fixtures.h at the sizes of the name=value list), generates
 // CUDA and writes OUTDIR/kernel.cu, OUTDIR/launch.json and OUTDIR/host.h (OUTDIR is created). TILES_PER_WARP sets CodegenOptions::attention_tiles_per_warp, PIPELINE (0 or
 // 1) attention_pipeline, LAZY (0 or 1) attention_lazy_rescale, EXP16 (0 or 1)
 // attention_exp_f16x2, CLUSTER (0 or 1) cluster_combine, PDL (0 or 1)
@@ -11,6 +12,7 @@
 // gemm_chained_b_smem. Environment PRISM_EMIT_BALANCE=SMS,SMEM_PER_SM,RESERVED sets
 // balance_residency as the tuner does for a target (the H200: 132,233472,1024);
 // PRISM_EMIT_WGMMA_LOOP=late_loads,split_pv sets the attention_wgmma loop options;
+// PRISM_EMIT_LIB_SPLIT=1 sets library_matmul_cluster_split;
 // PRISM_EMIT_DTYPE=bf16 or f32 makes the fixture's f16 tensors that type (WithDType). Exit 1
 // with the status on error (Unimplemented included).
 #include <cstdio>
@@ -50,7 +52,12 @@ int main(int argc, char** argv) {
   absl::StatusOr<fixtures::Fixture> f = fixtures::MakeFixture(name, fixtures::WorkloadSizes(name, batch));
   if (absl::IsNotFound(f.status())) {
     const std::string workload = name.substr(0, name.find("_split"));
-    f = codegen_test::MakeSplitFixture(name, fixtures::WorkloadSizes(workload, batch));
+    // lib_<op> fixtures take their sizes from the name=value list (no workload has them).
+    const fixtures::Sizes sizes = name.rfind("lib_", 0) == 0
+                                      ? fixtures::Sizes(a.begin(), a.end())
+                                      : fixtures::WorkloadSizes(workload, batch);
+    f = codegen_test::MakeSplitFixture(name, sizes);
+    if (name.rfind("lib_", 0) == 0) a.clear();
   }
   if (const char* d = std::getenv("PRISM_EMIT_DTYPE"); d != nullptr && f.ok()) {
     const std::optional<DType> dtype = ParseDType(d);
@@ -93,6 +100,9 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+  }
+  if (const char* l = std::getenv("PRISM_EMIT_LIB_SPLIT"); l != nullptr) {
+    opts.library_matmul_cluster_split = std::string(l) == "1";
   }
   if (const char* b = std::getenv("PRISM_EMIT_BALANCE"); b != nullptr) {
     const std::vector<std::string> f = absl::StrSplit(b, ',');

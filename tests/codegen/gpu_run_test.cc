@@ -49,6 +49,9 @@ struct GpuCase {
   DType dtype = DType::kF16;  // every f16 tensor made this (split_fixtures.h WithDType)
   // attention_wgmma's loop options: 1 attention_wgmma_late_loads, 2 attention_wgmma_split_pv.
   int wgmma_loop = 0;
+  // CodegenOptions::library_matmul_cluster_split (sm_90 devices only); the case checks that
+  // the kernel did split (a cluster along z).
+  bool lib_split = false;
 };
 
 GpuCase BF16(GpuCase c) {
@@ -57,6 +60,11 @@ GpuCase BF16(GpuCase c) {
 }
 GpuCase F32(GpuCase c) {
   c.dtype = DType::kF32;
+  return c;
+}
+
+GpuCase LibSplit(GpuCase c) {
+  c.lib_split = true;
   return c;
 }
 
@@ -580,6 +588,16 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            GpuCase{"lib_matmul", {{"x0", 256}, {"x1", 512}, {"w0", 512}, {"w1", 384}}, {},
                                    0, false, false, false, false, true},
                            BF16(GpuCase{"lib_matmul", {{"x0", 100}, {"x1", 40}, {"w0", 40}, {"w1", 130}}, {}}),
+                           // library_matmul_cluster_split: clusters of 2 (47 tiles, rows at
+                           // odd shifts, bf16), 8 (16 tiles; 4 steps each), 8 over 6 broadcast
+                           // batches, 5 of 5 steps over 2 x 3 tiles with an M tail (bf16), and
+                           // 2 of 5 steps for one row (PDL).
+                           LibSplit(BF16(GpuCase{"lib_matmul", {{"x0", 16}, {"x1", 5001}, {"w0", 5001}, {"w1", 3001}}, {}})),
+                           LibSplit(GpuCase{"lib_matmul", {{"x0", 8}, {"x1", 1001}, {"w0", 1001}, {"w1", 1003}}, {}}),
+                           LibSplit(GpuCase{"lib_matmul", {{"x0", 2}, {"x1", 1}, {"x2", 5}, {"x3", 2000}, {"w0", 3}, {"w1", 2000}, {"w2", 29}}, {}}),
+                           LibSplit(BF16(GpuCase{"lib_matmul", {{"x0", 100}, {"x1", 800}, {"w0", 800}, {"w1", 130}}, {}})),
+                           LibSplit(GpuCase{"lib_matmul", {{"x0", 1}, {"x1", 300}, {"w0", 300}, {"w1", 64}}, {},
+                                            0, false, false, false, false, true}),
                            GpuCase{"lib_add", {{"x0", 3}, {"x1", 1}, {"w0", 1}, {"w1", 4}}, {}},
                            BF16(GpuCase{"lib_mul", {{"x0", 4}, {"x1", 1}, {"x2", 3}, {"w0", 2}, {"w1", 1}}, {}}),
                            BF16(GpuCase{"lib_exp", {{"x0", 5}, {"x1", 7}}, {}}),
@@ -648,7 +666,7 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
   std::vector<std::string> sources;
   for (const GpuCase& c : cases) {
     SCOPED_TRACE(c.fixture);
-    if ((c.cluster || c.wgmma) && dev->sm() < 90) continue;  // clusters, wgmma: sm_90+
+    if ((c.cluster || c.wgmma || c.lib_split) && dev->sm() < 90) continue;  // clusters, wgmma: sm_90+
     // A fixtures.h fixture, else a split form of split_fixtures.h.
     ASSERT_OK_AND_ASSIGN(fixtures::Fixture f,
                          codegen_test::MakeAnyFixture(c.fixture, c.sizes, c.dtype));
@@ -672,6 +690,8 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.gemm_chained_b_smem = c.b_smem;
     options.attention_wgmma_late_loads = (c.wgmma_loop & 1) != 0;
     options.attention_wgmma_split_pv = (c.wgmma_loop & 2) != 0;
+    options.library_matmul_cluster_split = c.lib_split;
+    if (c.lib_split) r.name += " [library_matmul_cluster_split]";
     if (c.wgmma_loop & 1) r.name += " [late_loads]";
     if (c.wgmma_loop & 2) r.name += " [split_pv]";
     if (c.defer) r.name += " [gemm_defer_chained]";
@@ -680,6 +700,9 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     if (c.wgmma) r.name += " [attention_wgmma]";
     if (c.pdl) r.name += " [programmatic_dependent_launch]";
     ASSERT_OK_AND_ASSIGN(r.code, GenerateCuda(r.program, options));
+    if (c.lib_split) {
+      EXPECT_GT(r.code.launches[0].cluster[2], 1) << r.name << ": not split";
+    }
     r.inputs = RandomInputs(f.program, /*seed=*/7);
     if (c.k_scale != 1.0) {
       r.name += " [large scores]";

@@ -370,6 +370,106 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
 )");
 }
 
+// CodegenOptions::library_matmul_cluster_split, by case: the cluster size S (min(8, ⌊sms /
+// tiles⌋, ⌊steps / 4⌋), then the fewest blocks of ⌈steps / S⌉ steps), the grid (z times S) and
+// cluster, the per-block step range, the reduction through distributed shared memory with one
+// store per output element; and where S would be 1 (many tiles, few k steps, f32, the target's
+// SMs), the unsplit kernel byte for byte. NVRTC: sm_90 compiles, sm_80 stops at the #error.
+TEST(LibraryOpsTest, MatmulClusterSplit) {
+  struct SplitCase {
+    const char* label;
+    Shape x, w;
+    DType dtype;
+    int64_t sms;                    // balance_residency.sms (0: the default 132)
+    std::array<int64_t, 3> grid;    // with the split
+    int64_t split, per;             // 0: no split (the unsplit source)
+    std::vector<std::string> lines;
+  };
+  const SplitCase cases[] = {
+      {"47 tiles: two blocks of 79 steps", {16, 5001}, {5001, 3001}, kBF16, 0, {47, 1, 2}, 2, 79,
+       {"64x64 tiles (1 x 47), 157 k step(s) of 32", "grid (47, 1, 2), 128 threads",
+        "k split over clusters of (1, 1, 2) blocks, 79 step(s) each, summed through distributed "
+        "shared memory",
+        "for (unsigned e = tid; e < 2048u; e += 128u) {  // this rank's rows part·32 …",
+        "y[m * kN + n] = prism_dev::F32ToBF16(v);"}},
+      {"16 tiles: eight blocks", {8, 4096}, {4096, 1000}, kF16, 0, {16, 1, 8}, 8, 16,
+       {"for (unsigned e = tid; e < 512u; e += 128u) {  // this rank's rows part·8 …",
+        "y[m * kN + n] = prism_dev::F32ToF16(v);"}},
+      {"25 steps: six blocks would leave one of 0 steps, five of 5", {1, 800}, {800, 64}, kF16, 0,
+       {1, 1, 5}, 5, 5,
+       {"constexpr unsigned kSplit = 5u, kPer = 5u;",
+        "for (unsigned e = tid; e < 832u; e += 128u) {  // this rank's rows part·13 …",
+        "if (row >= 64u) break;"}},
+      {"batches along z", {3, 20, 600}, {600, 40}, kF16, 0, {1, 1, 12}, 4, 5,
+       {"for (unsigned z = blockIdx.z / kSplit; z < kBatches; z += gridDim.z / kSplit) {",
+        "const unsigned oa = z * (kM * kK), ob = 0u;"}},
+      {"501 tiles: no split", {8, 4096}, {4096, 32001}, kF16, 0, {501, 1, 1}, 0, 0, {}},
+      {"7 k steps: no split", {16, 200}, {200, 300}, kF16, 0, {5, 1, 1}, 0, 0, {}},
+      {"47 tiles on 66 SMs: no split", {16, 5001}, {5001, 3001}, kBF16, 66, {47, 1, 1}, 0, 0, {}},
+      {"f32: no split", {16, 4096}, {4096, 64}, kF32, 0, {1, 1, 1}, 0, 0, {}},
+  };
+  for (const SplitCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {c.x, c.w}, c.dtype));
+    CodegenOptions plain;
+    plain.balance_residency.sms = c.sms;
+    CodegenOptions split = plain;
+    split.library_matmul_cluster_split = true;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode without, GenerateCuda(p, plain));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, split));
+    ASSERT_EQ(code.launches.size(), 1u);
+    const LaunchConfig& l = code.launches[0];
+    EXPECT_EQ(l.grid, c.grid);
+    if (c.split == 0) {
+      EXPECT_EQ(code.source, without.source);
+      EXPECT_EQ(code.launch_json, without.launch_json);
+      EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, 1}));
+      continue;
+    }
+    EXPECT_EQ(l.cluster, (std::array<int64_t, 3>{1, 1, c.split}));
+    EXPECT_EQ(l.threads, 128);
+    EXPECT_EQ(l.reduction_bytes, without.launches[0].reduction_bytes);  // the same stages
+    EXPECT_EQ(nlohmann::json::parse(code.launch_json)["kernels"][0]["cluster"],
+              nlohmann::json::array({1, 1, c.split}));
+    EXPECT_THAT(code.host_header, HasSubstr(absl::StrCat("clusterDim.z = ", c.split, ";")));
+    const std::string body = code.source.substr(code.source.find("// kernel k0:"));
+    EXPECT_THAT(body, HasSubstr("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error "
+                                "\"prism_matmul_k0: library_matmul_cluster_split kernels need "
+                                "sm_90 or newer (thread block clusters)\"\n#endif\n"));
+    EXPECT_THAT(body, HasSubstr(absl::StrCat("constexpr unsigned kSplit = ", c.split,
+                                             "u, kPer = ", c.per, "u;")));
+    EXPECT_THAT(body, HasSubstr("const unsigned part = blockIdx.z % kSplit, sb = part * kPer, ns "
+                                "= kSteps - sb < kPer ? kSteps - sb : kPer;"));
+    for (const std::string& line : c.lines) EXPECT_THAT(body, HasSubstr(line));
+    // Steps sb + 0..2 before the loop, each only when the block has it; the loop over ns.
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_THAT(body, HasSubstr(absl::StrCat("        if (", i, "u < ns)\n        {  // step (sb + ",
+                                               i, "u) into stage ", i, "\n")));
+    }
+    EXPECT_THAT(body, HasSubstr("        for (unsigned s = 0; s < ns; ++s) {\n"));
+    EXPECT_THAT(body, HasSubstr("          if (s + 3u < ns)\n          {  // step (sb + (s + 3u)) "
+                                "into stage (s + 3u) % 4u\n"));
+    // Each block's tile once into shared memory, two cluster barriers, S remote loads per
+    // output element in rank order, one store of it; no fragment store.
+    EXPECT_EQ(Occurrences(body, "= make_float2(acc[i][j][r], acc[i][j][r + 1]);"), 1);
+    EXPECT_EQ(Occurrences(body, "prism_dev::ClusterSync();"), 2);
+    EXPECT_THAT(body, HasSubstr("for (unsigned q = 0; q < kSplit; ++q) v += "
+                                "prism_dev::LdClusterF32(prism_dev::MapShared(at, q));"));
+    EXPECT_EQ(Occurrences(body, "y[m * kN + n] = "), 1);
+    EXPECT_EQ(Occurrences(body, "y[m * kN + n + 1u] = "), 0);
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, split));
+    EXPECT_EQ(again.source, code.source);
+    if (NvrtcAvailable()) {
+      absl::StatusOr<NvrtcResult> r90 = CompileWithNvrtc(code.source, 90);
+      ASSERT_OK(r90.status());
+      EXPECT_EQ(r90->kernels[0].spill_store_bytes + r90->kernels[0].spill_load_bytes, 0);
+      EXPECT_THAT(CompileWithNvrtc(code.source, 80).status(),
+                  StatusIs(absl::StatusCode::kInvalidArgument,
+                           HasSubstr("library_matmul_cluster_split kernels need sm_90")));
+    }
+  }
+}
+
 // f32 [7, 6] × [6, 5], whole: on the CUDA cores, fmaf in increasing k.
 TEST(LibraryOpsTest, MatmulKernelSourceF32) {
   ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{7, 6}, {6, 5}}, kF32));
@@ -728,6 +828,14 @@ TEST(LibraryOpsTest, GpuFixturesRunOnTheEmulator) {
        kF32},
       {"lib_matmul", {{"x0", 256}, {"x1", 512}, {"w0", 512}, {"w1", 384}}, kF16},
       {"lib_matmul", {{"x0", 100}, {"x1", 40}, {"w0", 40}, {"w1", 130}}, kBF16},
+      // The library_matmul_cluster_split cases (but the 16 x 5001 x 3001 one: 240 M products,
+      // too slow for the emulator under the sanitizers).
+      {"lib_matmul", {{"x0", 8}, {"x1", 1001}, {"w0", 1001}, {"w1", 1003}}, kF16},
+      {"lib_matmul",
+       {{"x0", 2}, {"x1", 1}, {"x2", 5}, {"x3", 2000}, {"w0", 3}, {"w1", 2000}, {"w2", 29}},
+       kF16},
+      {"lib_matmul", {{"x0", 100}, {"x1", 800}, {"w0", 800}, {"w1", 130}}, kBF16},
+      {"lib_matmul", {{"x0", 1}, {"x1", 300}, {"w0", 300}, {"w1", 64}}, kF16},
       {"lib_add", {{"x0", 3}, {"x1", 1}, {"w0", 1}, {"w1", 4}}, kF16},
       {"lib_mul", {{"x0", 4}, {"x1", 1}, {"x2", 3}, {"w0", 2}, {"w1", 1}}, kBF16},
       {"lib_exp", {{"x0", 5}, {"x1", 7}}, kBF16},

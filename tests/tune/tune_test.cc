@@ -26,6 +26,7 @@
 #include "prism/base/status.h"
 #include "prism/block/sgraph_printer.h"
 #include "prism/codegen/nvrtc.h"
+#include "prism/ir/text_format.h"
 #include "prism/block/block_instance.h"
 #include "prism/prune/block_family.h"
 #include "prism/prune/pruner.h"
@@ -333,7 +334,9 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
         "cluster_combine,programmatic_dependent_launch",
         "cluster_combine,gemm_warps_along_n,programmatic_dependent_launch",
         "gemm_chained_b_smem,programmatic_dependent_launch",
-        "gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch"}},
+        "gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch",
+        "library_matmul_cluster_split",
+        "library_matmul_cluster_split,programmatic_dependent_launch"}},
   };
   for (const auto& c : kCases) {
     std::vector<std::string> names;
@@ -354,6 +357,9 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
           << name;
       EXPECT_EQ(options.gemm_chained_b_smem,
                 name.find("gemm_chained_b_smem") != std::string::npos)
+          << name;
+      EXPECT_EQ(options.library_matmul_cluster_split,
+                name.find("library_matmul_cluster_split") != std::string::npos)
           << name;
     }
     EXPECT_EQ(names, c.names) << "sm " << c.sm;
@@ -579,6 +585,38 @@ TEST(OptimizeTest, ShortOneKernelInstancesAlsoTryPdl) {
     EXPECT_EQ(c.codegen_variant, i % 2 == 0 ? "" : "programmatic_dependent_launch") << i;
     if (i % 2 == 1) {
       EXPECT_EQ(c.assignment, r.candidates[i - 1].assignment);
+    }
+  }
+}
+
+// The fallback's matmul library kernel (search.library_kernel) is also tried split along k over
+// clusters where its tiles are few (bf16 [16, 5001] x [5001, 3001]: 47 tiles, clusters of two),
+// right after its base; with 501 tiles (an LM head) the split source is the base's and is not
+// measured twice.
+TEST(OptimizeTest, FewTileLibraryMatmulsAlsoTryTheClusterSplit) {
+  ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
+  const struct {
+    const char* text;
+    bool split;
+  } kCases[] = {
+      {"X = input bf16[16, 5001]\nW = input bf16[5001, 3001]\nY = matmul(X, W)\noutput Y\n", true},
+      {"X = input f16[8, 4096]\nW = input f16[4096, 32001]\nY = matmul(X, W)\noutput Y\n", false},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.text);
+    ASSERT_OK_AND_ASSIGN(Program program, ParseProgram(c.text));
+    TuneOptions options = Options(false);
+    options.search.library_kernel = true;
+    ASSERT_OK_AND_ASSIGN(TuneResult r, Optimize(program, target, options));
+    std::vector<std::string> variants;
+    for (const Candidate& k : r.candidates) variants.push_back(k.codegen_variant);
+    // One library kernel costing more than 2 µs: no PDL twins (kPdlOneKernelMaxCostUs).
+    const std::vector<std::string> want =
+        c.split ? std::vector<std::string>{"", "library_matmul_cluster_split"}
+                : std::vector<std::string>{""};
+    EXPECT_EQ(variants, want);
+    if (c.split) {
+      EXPECT_EQ(r.candidates[1].assignment, r.candidates[0].assignment);
     }
   }
 }

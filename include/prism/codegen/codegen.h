@@ -187,6 +187,18 @@ struct CodegenOptions {
   // in-loop chained matmul needs the fragments at its first k16 chunk). Other kernels ignore
   // it.
   bool gemm_chained_b_smem = false;
+  // sm_90, the f16 / bf16 matmul library kernel (the fallback) when its 64 × 64 output tiles
+  // are few: the k steps of each tile are split over a thread block cluster of S blocks along
+  // z (S = min(8, ⌊sms / tiles⌋, ⌊k steps / 4⌋), then the fewest blocks that keep ⌈steps / S⌉
+  // steps each; sms = balance_residency.sms, or 132 when unset). Each block sums its k range
+  // into f32 accumulators, writes them into its own shared memory, the cluster meets, and
+  // rank r adds rows ⌈64 / S⌉·r … of all S tiles through distributed shared memory in rank
+  // order and stores them; the cluster meets again before exiting. One kernel, no workspace,
+  // deterministic; the sum's grouping (per k range, then across ranks) differs from the
+  // unsplit kernel's, within the f16 / bf16 tolerance. Where S would be 1 (at least sms / 2
+  // tiles, or fewer than 8 k steps) the kernel is the unsplit one, byte for byte. The split
+  // source compiles only for sm_90 and newer. Other kernels ignore it.
+  bool library_matmul_cluster_split = false;
   // Spread each kernel's blocks evenly over the GPU's SMs (off while sms == 0). A grid that
   // fits in one wave is not always spread evenly by the block scheduler: on the H200, 256
   // blocks of a kernel that fits three per SM ran in 20.0 µs, and in 16.6 µs when at most two
@@ -266,6 +278,10 @@ const std::string& DeviceCommonSource();
 // attention_* options can change its code. Depends only on the kernels' op structure, so it
 // is the same for every instance of an sGraph family.
 bool HasAttentionKernel(const BlockProgram& program);
+
+// Whether one of `program`'s kernels is a matmul library kernel (the fallback), i.e. whether
+// library_matmul_cluster_split can change its code. The same for every instance of a family.
+bool HasLibraryMatmul(const BlockProgram& program);
 
 }  // namespace prism::codegen
 
