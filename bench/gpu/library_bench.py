@@ -33,7 +33,7 @@ PROGRAMS = {
     "lm_head_b1": "X = input f16[1, 4096]\nW = input f16[4096, 32001]\nY = matmul(X, W)\noutput Y\n",
     "lm_head_gpt2": "X = input f16[8, 768]\nW = input f16[768, 50257]\nY = matmul(X, W)\noutput Y\n",
     "skinny_bf16": "X = input bf16[16, 5001]\nW = input bf16[5001, 3001]\nY = matmul(X, W)\noutput Y\n",
-    # Few 64 x 64 tiles over a long K (the seventeenth session's library_matmul_cluster_split):
+    # Few 64 x 64 tiles over a long K (the sixteenth session's library_matmul_cluster_split):
     # 16 tiles (clusters of 8), 32 tiles at one row (clusters of 4).
     "fewtile_f16": "X = input f16[8, 8192]\nW = input f16[8192, 1003]\nY = matmul(X, W)\noutput Y\n",
     "fewtile_b1": "X = input f16[1, 4096]\nW = input f16[4096, 2001]\nY = matmul(X, W)\noutput Y\n",
