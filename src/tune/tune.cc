@@ -204,19 +204,14 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
   Sampled out;
   InstanceGenerator gen(g, residency);
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
-  // kWgmmaOnlyAttention applies to attention families only (the same for all their instances).
-  bool wgmma_family = false;
-  if (kWgmmaOnlyAttention && sm >= 90) {
-    const absl::StatusOr<BlockProgram>& bp = gen.Program(fr.best);
-    wgmma_family = bp.ok() && codegen::HasAttentionKernel(*bp);
-  }
-  // library_matmul_cluster_split changes only matmul library kernels: other families skip
-  // generating those variants.
-  bool library_matmul_family = false;
-  {
-    const absl::StatusOr<BlockProgram>& bp = gen.Program(fr.best);
-    library_matmul_family = bp.ok() && codegen::HasLibraryMatmul(*bp);
-  }
+  // Asked of the preferred instance, the same for all of a family's instances:
+  // kWgmmaOnlyAttention applies to attention families only, and library_matmul_cluster_split
+  // changes only matmul library kernels (other families skip generating those variants).
+  const absl::StatusOr<BlockProgram>& best_program = gen.Program(fr.best);
+  const bool wgmma_family = kWgmmaOnlyAttention && sm >= 90 && best_program.ok() &&
+                            codegen::HasAttentionKernel(*best_program);
+  const bool library_matmul_family =
+      best_program.ok() && codegen::HasLibraryMatmul(*best_program);
   // Appends an instance, then its distinct variants, while fewer than `count` are taken.
   auto take = [&](const Instance& inst, codegen::GeneratedCode code) {
     const bool multi = code.launches.size() > 1;
