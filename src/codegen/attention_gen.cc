@@ -353,9 +353,6 @@ absl::Status AttentionGen::Analyze() {
                                 " warps must give multiples of 16 columns"));
   }
   if (wgmma_) {
-    if (fused_ != nullptr) {
-      return KernelErr("attention_wgmma and cluster_combine cannot be combined");
-    }
     if (lw_ % 64 != 0 || lw_ > 256) {
       return Err(s_, absl::StrCat("attention_wgmma: the warpgroup's KV columns (", lc_, " / ",
                                   ws_, " = ", lw_, ") must be a multiple of 64, at most 256"));

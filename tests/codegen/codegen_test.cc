@@ -1584,18 +1584,27 @@ TEST(CodegenTest, ClusterCombine) {
     ProgramCase program;
     int64_t gz;
     bool direct;  // one warp per row tile: fragments written straight into the kept tile
+    bool wgmma = false;  // CodegenOptions::attention_wgmma (one warpgroup per 64-row tile)
   };
   const ClusterCase cases[] = {
       {{"gqa", "gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=128,S=2", 1}, 16, true},
       {{"gqa", "gqa", 8, false, "gx=16,gy=2,gz=8,F=16,T=128,S=2", 1}, 8, true},
       {{"gqa", "gqa", 1, false, "gx=2,gy=8,gz=16,F=2,T=128,S=2", 1}, 16, false},  // 2 warps per tile
       {{"qknorm_gqa", "qknorm_gqa", 8, false, "gx=16,gy=1,gz=8,F=8,T=256,S=2", 1}, 8, true},
+      // attention_wgmma: the warpgroups' fragments go straight into the kept tiles too.
+      {{"gqa", "gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=128,S=2", 1}, 16, true, true},
+      {{"gqa", "gqa", 1, false, "gx=2,gy=4,gz=8,F=4,T=128,S=2", 1}, 8, true, true},
+      {{"qknorm_gqa", "qknorm_gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=128,S=2", 1}, 16, true, true},
+      {{"gqa", "gqa", 8, false, "gx=16,gy=4,gz=4,F=8,T=128,S=2", 1}, 4, true, true},
   };
   for (const auto& c : cases) {
-    SCOPED_TRACE(absl::StrCat(c.program.fixture, " b=", c.program.batch, " gz=", c.gz));
+    SCOPED_TRACE(absl::StrCat(c.program.fixture, " b=", c.program.batch, " gz=", c.gz,
+                              c.wgmma ? " wgmma" : ""));
     ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
-    ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(p));
-    CodegenOptions options;
+    CodegenOptions plain_options;
+    plain_options.attention_wgmma = c.wgmma;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode plain, GenerateCuda(p, plain_options));
+    CodegenOptions options = plain_options;
     options.cluster_combine = true;
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, options));
     ASSERT_EQ(plain.launches.size(), 2u);
@@ -1613,6 +1622,7 @@ TEST(CodegenTest, ClusterCombine) {
     EXPECT_THAT(code.source, HasSubstr("const float v0 = LdClusterF32(rb[it] + 0u + "));
     EXPECT_THAT(code.source, HasSubstr("rb[r] = MapShared(fz, r);"));
     EXPECT_EQ(Count(code.source, "stored from the fragments"), c.direct ? 1 : 0);
+    EXPECT_EQ(Count(code.source, "attention_wgmma kernels need sm_90a"), c.wgmma ? 1 : 0);
     EXPECT_EQ(code.source.find("t_Num"), std::string::npos);
     EXPECT_EQ(code.source.find("t_Den"), std::string::npos);
     const nlohmann::json j = nlohmann::json::parse(code.launch_json);
@@ -1825,24 +1835,21 @@ TEST(CodegenTest, AttentionWgmmaRefusals) {
   struct RefusalCase {
     const char* assignment;
     int tiles_per_warp;
-    bool cluster;
     const char* message;
   };
   const RefusalCase cases[] = {
-      {"gx=16,gy=8,gz=8,F=8,T=128,S=2", 0, false,
+      {"gx=16,gy=8,gz=8,F=8,T=128,S=2", 0,
        "codegen: kernel partial_kv: attention_wgmma: 32 query rows per head are not a multiple "
        "of 64 (one warpgroup tile)"},
-      {"gx=16,gy=2,gz=8,F=8,T=128,S=2", 0, false,
+      {"gx=16,gy=2,gz=8,F=8,T=128,S=2", 0,
        "codegen: kernel partial_kv: attention_wgmma: 4 warps are not a multiple of 4 per "
        "64-row tile (2 tile(s))"},
-      {"gx=16,gy=2,gz=8,F=8,T=512,S=2", 0, false,
+      {"gx=16,gy=2,gz=8,F=8,T=512,S=2", 0,
        "codegen: kernel partial_kv, op S (matmul): attention_wgmma: the warpgroup's KV columns "
        "(64 / 2 = 32) must be a multiple of 64, at most 256"},
-      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 2, false,
+      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 2,
        "codegen: kernel partial_kv: attention_wgmma: one m16 row tile per warp "
        "(attention_tiles_per_warp 2)"},
-      {"gx=16,gy=2,gz=8,F=8,T=256,S=2", 0, true,
-       "codegen: kernel partial_kv: attention_wgmma and cluster_combine cannot be combined"},
   };
   for (const RefusalCase& c : cases) {
     SCOPED_TRACE(c.assignment);
@@ -1850,7 +1857,6 @@ TEST(CodegenTest, AttentionWgmmaRefusals) {
     CodegenOptions options;
     options.attention_wgmma = true;
     options.attention_tiles_per_warp = c.tiles_per_warp;
-    options.cluster_combine = c.cluster;
     EXPECT_THAT(GenerateCuda(p, options),
                 StatusIs(absl::StatusCode::kUnimplemented, ::testing::Eq(c.message)));
   }

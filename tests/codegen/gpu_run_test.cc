@@ -81,6 +81,12 @@ GpuCase WgmmaLoop(GpuCase c, int loop) {
   return c;
 }
 
+// c with cluster_combine (the combine kernel folded into clusters along the split axis).
+GpuCase Cluster(GpuCase c) {
+  c.cluster = true;
+  return c;
+}
+
 // A row softmax whose inputs pass exp's f32 range (standard normals × 64, up to about 220):
 // the generated kernel shifts exp by the row max, the emulator's exact exp overflows.
 GpuCase LargeInputs(GpuCase c) {
@@ -452,6 +458,26 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                                          {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
                                                          {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}},
                                                  3)),
+                           // attention_wgmma with cluster_combine: the fragments straight
+                           // into the kept tiles in a non-portable cluster of 16 and with
+                           // rms(Q, V) and large scores; two warpgroups along the chunk (through
+                           // the reduction buffer); bf16.
+                           Cluster(WgmmaLoop(GpuCase{"gqa",
+                                                     {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                                     {{"gx", 2}, {"gy", 2}, {"gz", 16}, {"F", 2}, {"T", 128}, {"S", 2}}},
+                                             3)),
+                           LargeScores(Cluster(WgmmaLoop(GpuCase{"qknorm_gqa",
+                                                                 {{"G", 2}, {"Lq", 64}, {"D", 64}, {"L", 1024}},
+                                                                 {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}},
+                                                         3))),
+                           Cluster(WgmmaLoop(GpuCase{"gqa",
+                                                     {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                                     {{"gx", 2}, {"gy", 2}, {"gz", 8}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                                             0)),
+                           BF16(Cluster(WgmmaLoop(GpuCase{"qknorm_gqa",
+                                                          {{"G", 2}, {"Lq", 128}, {"D", 64}, {"L", 2048}},
+                                                          {{"gx", 2}, {"gy", 2}, {"gz", 8}, {"F", 2}, {"T", 128}, {"S", 2}}},
+                                                  2))),
                            // Row reductions (split_fixtures.h): softmax with one row per
                            // block in registers, two rows per block in registers, four rows
                            // re-read per pass (C = 100); row_stats' per-row f32 sums and

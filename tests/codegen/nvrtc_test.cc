@@ -520,6 +520,8 @@ TEST(NvrtcAuditTest, BF16F32AndPrologueKernelsCompile) {
        true},
       {"gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 3}}, kBF16, false,
        true},
+      {"qknorm_gqa", att, {{"gx", 2}, {"gy", 1}, {"gz", 4}, {"F", 2}, {"T", 128}, {"S", 2}}, kBF16,
+       true, true},
       {"gated_mlp", mlp8, {{"g", 16}, {"h", 1}, {"F", 8}, {"T", 256}, {"S", 3}}, kF32},
       {"gated_mlp_splitk", mlp1, split, kF32},
       {"rmsnorm_linear", rms, {{"g", 16}, {"F", 8}, {"T", 128}, {"S", 3}}, kF32},
