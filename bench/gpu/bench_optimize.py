@@ -110,6 +110,10 @@ def compile_kernel(src, function):
     return mod.get_function(function)
 
 
+# CUfunction → the largest dynamic shared memory a Program launches it with.
+_SMEM_LIMIT = {}
+
+
 def launch_ex(fn, grid, block, smem, cluster, programmatic, ptrs, stream):
     """cuLaunchKernelEx with launch.json's "cluster" (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) and
     "programmatic_dependent_launch" (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)."""
@@ -159,7 +163,13 @@ class Program:
         shapes, written, read = {}, set(), set()
         for k in self.launch["kernels"]:
             fn = compile_kernel(src, k["function"])
-            fn.max_dynamic_shared_size_bytes = k["dynamic_smem_bytes"]
+            # Programs with the same source share the function (compile_kernel's cache): its
+            # limit is the largest any of them launches with. Regression: setting each
+            # program's own value left gqa b=1's padded variant above the limit its unpadded
+            # twin (same source) set, and its launch failed with CUresult 1 (2026-12-07, H100).
+            key = fn.kernel.ptr  # the CUfunction
+            _SMEM_LIMIT[key] = max(_SMEM_LIMIT.get(key, 0), k["dynamic_smem_bytes"])
+            fn.max_dynamic_shared_size_bytes = _SMEM_LIMIT[key]
             names = [a["tensor"] for a in k["args"]]
             for a in k["args"]:
                 shapes[a["tensor"]] = (a["shape"], a["dtype"])
