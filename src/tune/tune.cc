@@ -1226,13 +1226,14 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           }
         }
         if (base.codegen_variant.empty()) continue;
-        // The cluster twins only for a split-KV instance (a partial kernel and its combine).
-        std::vector<std::pair<std::string, codegen::CodegenOptions>> reorderings =
+        // The loop reorderings, and the cluster twins for a split-KV instance (a partial
+        // kernel and its combine) when asked for.
+        std::vector<std::pair<std::string, codegen::CodegenOptions>> twins =
             WgmmaLoopVariants(r.sm);
         if (options.attention_cluster_twins && codes[from].launches.size() == 2) {
-          for (auto& e : WgmmaClusterVariants(r.sm)) reorderings.push_back(std::move(e));
+          for (auto& e : WgmmaClusterVariants(r.sm)) twins.push_back(std::move(e));
         }
-        for (const auto& [name, vopt] : reorderings) {
+        for (const auto& [name, vopt] : twins) {
           if (!absl::StartsWith(name, absl::StrCat(base.codegen_variant, ",attention_wgmma_")) &&
               !absl::StartsWith(name, absl::StrCat(base.codegen_variant, ",cluster_combine"))) {
             continue;

@@ -304,13 +304,15 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
 std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(int sm);
 
 // The cluster twins that step 4's variant round also tries, with
-// TuneOptions::attention_cluster_twins, on the fastest wgmma attention candidates of two kernels (a split-KV partial kernel and its combine): the combine folded
-// into thread block clusters along the split axis (codegen::CodegenOptions::cluster_combine,
-// clusters of up to 16 blocks; an instance whose split does not fold generates nothing and is
-// skipped). None below sm_90; from sm_90 four, each a PDL variant's name with
-// ",cluster_combine" appended: "attention_wgmma,programmatic_dependent_launch" and its three
-// loop reorderings of WgmmaLoopVariants. A candidate of variant v gets those whose name starts
-// with v followed by a comma. Not sampled (step 2): the instance budget is unchanged.
+// TuneOptions::attention_cluster_twins, on the fastest wgmma attention candidates of two
+// kernels (a split-KV partial kernel and its combine): the combine folded into thread block
+// clusters along the split axis (codegen::CodegenOptions::cluster_combine, clusters of up to
+// 16 blocks; an instance whose split does not fold generates nothing and is skipped). None
+// below sm_90; from sm_90 four, each a PDL variant's name with ",cluster_combine" appended:
+// "attention_wgmma,programmatic_dependent_launch" and its three loop reorderings of
+// WgmmaLoopVariants. A candidate of variant v gets those whose name starts with
+// v + ",cluster_combine" or v + ",attention_wgmma_" (the PDL wgmma variant gets all four).
+// Not sampled (step 2): the instance budget is unchanged.
 std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaClusterVariants(int sm);
 
 // The neighbours of `a` in `graph`'s parameter space, for the refinement rounds: for each
