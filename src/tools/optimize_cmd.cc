@@ -109,10 +109,6 @@ const CommandSpec& OptimizeSpec() {
     s->options.push_back(IntOption("--refine", "R",
                                    "rounds measuring the neighbours of the fastest candidates",
                                    0, 8, "2"));
-    s->options.push_back(FlagOption(
-        "--attention-clusters",
-        "also measure the fastest split-KV wgmma attention candidates with the combine folded "
-        "into thread block clusters (sm_90; not yet shown faster)"));
     s->options.push_back(ChoiceOption("--dump-after", "STAGE",
                                       "print the result of STAGE before the summary (docs/tutorial.md)",
                                       report::DumpStages()));
@@ -408,7 +404,6 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   options.measure_budget_s = static_cast<double>(args.Int("--measure-budget-s").value_or(45));
   options.tune_budget_s = static_cast<double>(args.Int("--tune-budget-s").value_or(55));
   options.refine_rounds = static_cast<int>(args.Int("--refine").value_or(2));
-  options.attention_cluster_twins = args.Flag("--attention-clusters");
   options.program_name = GeneratedName(args);
   if (io.err_is_terminal) {
     options.search.progress = [&io](const search::SearchProgress& p) {

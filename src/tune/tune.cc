@@ -559,12 +559,10 @@ absl::StatusOr<const prune::Family*> FamilyFor(std::map<int, FamilyCheck>& check
   return &*fc.family;
 }
 
-// CodegenVariants(sm), WgmmaLoopVariants(sm), then WgmmaClusterVariants(sm): every variant
-// name a candidate can carry.
+// CodegenVariants(sm), then WgmmaLoopVariants(sm): every variant name a candidate can carry.
 std::vector<std::pair<std::string, codegen::CodegenOptions>> AllVariants(int sm) {
   std::vector<std::pair<std::string, codegen::CodegenOptions>> v = CodegenVariants(sm);
   for (auto& e : WgmmaLoopVariants(sm)) v.push_back(std::move(e));
-  for (auto& e : WgmmaClusterVariants(sm)) v.push_back(std::move(e));
   return v;
 }
 
@@ -684,23 +682,6 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(i
       }
       out.emplace_back(std::move(name), o);
     }
-  }
-  return out;
-}
-
-std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaClusterVariants(int sm) {
-  if (sm < 90) return {};
-  codegen::CodegenOptions base;
-  base.attention_wgmma = true;
-  base.programmatic_dependent_launch = true;
-  std::vector<std::pair<std::string, codegen::CodegenOptions>> out = {
-      {"attention_wgmma,programmatic_dependent_launch", base}};
-  for (auto& e : WgmmaLoopVariants(sm)) {
-    if (e.second.programmatic_dependent_launch) out.push_back(std::move(e));
-  }
-  for (auto& [name, o] : out) {
-    name += ",cluster_combine";
-    o.cluster_combine = true;
   }
   return out;
 }
@@ -1226,16 +1207,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           }
         }
         if (base.codegen_variant.empty()) continue;
-        // The loop reorderings, and the cluster twins for a split-KV instance (a partial
-        // kernel and its combine) when asked for.
-        std::vector<std::pair<std::string, codegen::CodegenOptions>> twins =
-            WgmmaLoopVariants(r.sm);
-        if (options.attention_cluster_twins && codes[from].launches.size() == 2) {
-          for (auto& e : WgmmaClusterVariants(r.sm)) twins.push_back(std::move(e));
-        }
-        for (const auto& [name, vopt] : twins) {
-          if (!absl::StartsWith(name, absl::StrCat(base.codegen_variant, ",attention_wgmma_")) &&
-              !absl::StartsWith(name, absl::StrCat(base.codegen_variant, ",cluster_combine"))) {
+        for (const auto& [name, vopt] : WgmmaLoopVariants(r.sm)) {
+          if (!absl::StartsWith(name, absl::StrCat(base.codegen_variant, ",attention_wgmma_"))) {
             continue;
           }
           if (!known.insert(key_of(base.family, base.assignment, name)).second) continue;
@@ -1367,7 +1340,6 @@ std::string TuneCache::Key(const Program& program, const runtime::DeviceInfo& de
   h.Add(options.refine_rounds);
   h.Add(options.refine_top);
   h.Add(options.refine_max);
-  h.Add(options.attention_cluster_twins);
   h.Add(options.confirm_top);
   h.Add(options.confirm_rounds);
   return absl::StrFormat("%016x", h.Finish());

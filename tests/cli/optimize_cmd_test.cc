@@ -98,27 +98,6 @@ TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
   std::filesystem::remove_all(dir);
 }
 
-// --attention-clusters changes only what the tuner measures on a GPU (its variant round): with
-// --no-gpu the selection and its files are the same as without it.
-TEST(OptimizeCliTest, AttentionClustersChangeNothingWithoutAGpu) {
-  const std::string dir = Tmp("clusters");
-  const std::string program = SmallProgram(dir);
-  const Result plain = RunPrismUnbudgeted({"optimize", program, "--no-gpu", "--out", dir + "/a"});
-  const Result flag = RunPrismUnbudgeted(
-      {"optimize", program, "--no-gpu", "--attention-clusters", "--out", dir + "/b"});
-  ASSERT_EQ(plain.code, 0) << plain.err;
-  ASSERT_EQ(flag.code, 0) << flag.err;
-  for (const char* f : {"kernel.cu", "launch.json", "host.h"}) {
-    std::ifstream a(dir + "/a/" + f), b(dir + "/b/" + f);
-    std::stringstream sa, sb;
-    sa << a.rdbuf();
-    sb << b.rdbuf();
-    EXPECT_FALSE(sa.str().empty()) << f;
-    EXPECT_EQ(sa.str(), sb.str()) << f;
-  }
-  std::filesystem::remove_all(dir);
-}
-
 // Programs of one or two plain ops, each of which `prism optimize` must turn into CUDA: a
 // plain matmul had no family codegen could generate (only the whole-K tile), so it failed
 // with "no family can be generated as CUDA yet", and mul(X, X) had no family at all

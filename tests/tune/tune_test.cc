@@ -390,29 +390,6 @@ TEST(WgmmaLoopVariantsTest, NamesAndOptions) {
   EXPECT_EQ(names, expected);
 }
 
-// The cluster twins of the variant round: none below sm_90; from sm_90 the PDL wgmma variant
-// and its three loop reorderings, each with ",cluster_combine" appended and cluster_combine set,
-// the other options as the name says; none is sampled, none is a loop reordering.
-TEST(WgmmaClusterVariantsTest, NamesAndOptions) {
-  EXPECT_TRUE(WgmmaClusterVariants(80).empty());
-  EXPECT_TRUE(WgmmaClusterVariants(89).empty());
-  const std::string p = "attention_wgmma,programmatic_dependent_launch", c = ",cluster_combine";
-  const std::string l = ",attention_wgmma_late_loads", s = ",attention_wgmma_split_pv";
-  const std::vector<std::string> expected = {p + c, p + l + c, p + s + c, p + l + s + c};
-  std::vector<std::string> names;
-  for (const auto& [name, o] : WgmmaClusterVariants(90)) {
-    names.push_back(name);
-    EXPECT_TRUE(o.attention_wgmma) << name;
-    EXPECT_TRUE(o.programmatic_dependent_launch) << name;
-    EXPECT_TRUE(o.cluster_combine) << name;
-    EXPECT_EQ(o.attention_wgmma_late_loads, name.find(l) != std::string::npos) << name;
-    EXPECT_EQ(o.attention_wgmma_split_pv, name.find(s) != std::string::npos) << name;
-    for (const auto& [sampled, unused] : CodegenVariants(90)) EXPECT_NE(sampled, name);
-    for (const auto& [loop, unused] : WgmmaLoopVariants(90)) EXPECT_NE(loop, name);
-  }
-  EXPECT_EQ(names, expected);
-}
-
 // NeighborAssignments: per parameter (in declaration order), the nearest accepted value
 // below, then above, within max_steps; parameters not assigned, or assigned a value outside
 // their domain, get none.
@@ -752,9 +729,6 @@ TEST(TuneCacheTest, MissStoreHitCorrupt) {
     more.*knob += 1;
     EXPECT_NE(key, TuneCache::Key(softmax, dev, "13.0", "h200", more));
   }
-  more = options;
-  more.attention_cluster_twins = true;
-  EXPECT_NE(key, TuneCache::Key(softmax, dev, "13.0", "h200", more));
 
   ASSERT_OK_AND_ASSIGN(std::optional<TuneCacheEntry> miss, cache.Lookup(key));
   EXPECT_FALSE(miss.has_value());

@@ -54,9 +54,7 @@
 //      programmatic dependent launch when it is a one-kernel instance without it (sm_90 on; its
 //      variant plus ",programmatic_dependent_launch"), and with every loop reordering of
 //      WgmmaLoopVariants() when it is a wgmma attention instance (variant attention_wgmma,
-//      with or without PDL), and, with attention_cluster_twins, with WgmmaClusterVariants()
-//      (the combine folded into clusters) when that instance has two kernels; those are
-//      compiled and measured. Then the
+//      with or without PDL); those are compiled and measured. Then the
 //      rounds (TuneOptions::refine_rounds): the fastest matching candidates'
 //      neighbours (one parameter moved to the next feasible value of its domain, same codegen
 //      variant; NeighborAssignments) that are not candidates yet are generated, checked
@@ -145,12 +143,6 @@ struct TuneOptions {
   int refine_rounds = 2;
   int refine_top = 3;
   int refine_max = 24;
-  // The variant round (step 4) also measures WgmmaClusterVariants' cluster twins of its
-  // split-KV wgmma attention candidates (the combine folded into clusters of up to 16 blocks).
-  // Off by default until a device shows them faster: the sixth session's clusters of 16 were
-  // 1.8x slower than the two kernels (one block per SM then; docs/performance.md, 2026-12-05
-  // and 2026-12-07). `prism optimize --attention-clusters`.
-  bool attention_cluster_twins = false;
   // Confirmation (step 5 above): the confirm_top fastest matching candidates (after the
   // refinement) are measured confirm_rounds more times, interleaved, and the lowest median of
   // those measurements selects. It has its own allowance of confirm_budget_s (the measuring
@@ -303,18 +295,6 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
 // sampled (step 2), so the instance budget is unchanged.
 std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(int sm);
 
-// The cluster twins that step 4's variant round also tries, with
-// TuneOptions::attention_cluster_twins, on the fastest wgmma attention candidates of two
-// kernels (a split-KV partial kernel and its combine): the combine folded into thread block
-// clusters along the split axis (codegen::CodegenOptions::cluster_combine, clusters of up to
-// 16 blocks; an instance whose split does not fold generates nothing and is skipped). None
-// below sm_90; from sm_90 four, each a PDL variant's name with ",cluster_combine" appended:
-// "attention_wgmma,programmatic_dependent_launch" and its three loop reorderings of
-// WgmmaLoopVariants. A candidate of variant v gets those whose name starts with
-// v + ",cluster_combine" or v + ",attention_wgmma_" (the PDL wgmma variant gets all four).
-// Not sampled (step 2): the instance budget is unchanged.
-std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaClusterVariants(int sm);
-
 // The neighbours of `a` in `graph`'s parameter space, for the refinement rounds: for each
 // parameter of graph.params() that `a` assigns and whose domain enumerates (at most 4,096
 // values), `a` with only that parameter moved to the nearest value below, then the nearest
@@ -367,8 +347,8 @@ class TuneCache {
   // hash (the sources of codegen/, kernels/ and tune/, hashed at build time),
   // Program::StructuralHash, the GPU name, the driver version, the NVRTC version, the target
   // name and the options that change the candidates or the choice (top_families,
-  // instances_per_family, seed, refine_rounds, refine_top, refine_max,
-  // attention_cluster_twins, confirm_top, confirm_rounds).
+  // instances_per_family, seed, refine_rounds, refine_top, refine_max, confirm_top,
+  // confirm_rounds).
   static std::string Key(const Program& program, const runtime::DeviceInfo& device,
                          absl::string_view nvrtc_version, absl::string_view target_name,
                          const TuneOptions& options);
