@@ -1,6 +1,7 @@
 #!/bin/bash
 # Prepares .carry/var (git-ignored) for one A/B device call on the b=1 attention rows
-# (2026-12-07, issue 7; not run yet; the first try, run 1 of the seventeenth session, stopped at
+# (2026-12-07, issue 7; measured in the eighteenth session, run 1: clusters slower on every row,
+# docs/performance.md; the first try, run 1 of the seventeenth session, stopped at
 # a bench_optimize bug since fixed): does the whole program in one kernel — the combine inside
 # thread block clusters of 16 along the split axis (bench/gpu/prototypes/cluster_lse_combine.py)
 # — beat the two kernels once the clusters can be scheduled? The sixth session's clusters of 16
