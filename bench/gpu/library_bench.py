@@ -34,9 +34,11 @@ PROGRAMS = {
     "lm_head_gpt2": "X = input f16[8, 768]\nW = input f16[768, 50257]\nY = matmul(X, W)\noutput Y\n",
     "skinny_bf16": "X = input bf16[16, 5001]\nW = input bf16[5001, 3001]\nY = matmul(X, W)\noutput Y\n",
     # Few 64 x 64 tiles over a long K (the sixteenth session's library_matmul_cluster_split):
-    # 16 tiles (clusters of 8), 32 tiles at one row (clusters of 4).
+    # 16 tiles (clusters of 8), 32 tiles at one row (clusters of 4); and 101 tiles, which only
+    # the split with two blocks per SM splits (library_matmul_split_blocks_per_sm, clusters of 2).
     "fewtile_f16": "X = input f16[8, 8192]\nW = input f16[8192, 1003]\nY = matmul(X, W)\noutput Y\n",
     "fewtile_b1": "X = input f16[1, 4096]\nW = input f16[4096, 2001]\nY = matmul(X, W)\noutput Y\n",
+    "midtile_f16": "X = input f16[8, 4096]\nW = input f16[4096, 6401]\nY = matmul(X, W)\noutput Y\n",
 }
 
 if len(sys.argv) > 2 and sys.argv[1] == "--write":
@@ -82,6 +84,7 @@ CASES = {  # name: (makers, torch fn, input names)
                     ["X", "W"]),
     "fewtile_f16": ([r(8, 8192), r(8192, 1003)], lambda a, b: a @ b, ["X", "W"]),
     "fewtile_b1": ([r(1, 4096), r(4096, 2001)], lambda a, b: a @ b, ["X", "W"]),
+    "midtile_f16": ([r(8, 4096), r(4096, 6401)], lambda a, b: a @ b, ["X", "W"]),
 }
 
 

@@ -1516,6 +1516,12 @@ const std::string& DeviceCommonSource() {
 
 absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& original,
                                            const CodegenOptions& options) {
+  if (options.library_matmul_split_blocks_per_sm != 1 &&
+      options.library_matmul_split_blocks_per_sm != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("codegen: library_matmul_split_blocks_per_sm is ",
+                     options.library_matmul_split_blocks_per_sm, ", expected 1 or 2"));
+  }
   // Batched matmuls are generated on the rank-2 view (SqueezeBatchDims): same memory, same
   // tensor indices; launch.json keeps the program's own shapes.
   const std::optional<BlockProgram> squeezed = internal::SqueezeBatchDims(original);

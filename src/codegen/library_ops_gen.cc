@@ -105,9 +105,10 @@ constexpr int64_t kTcPitchB = kTile + 8;     // 144 B
 // 176 B: b's rows when they are not whole chunks (9 chunks staged); the B fragment's rows 2t
 // (t = 0..3) start 24 banks apart.
 constexpr int64_t kTcPitchB9 = 88;
-// library_matmul_cluster_split: at most 8 blocks per cluster (the portable size), each with at
-// least 4 k steps; the f32 tile each block writes for the reduction has rows kRedPitch floats
-// apart (the float2 writes of a half-warp's 4 fragment rows fall in distinct banks).
+// library_matmul_cluster_split: at most 8 blocks per cluster (the portable size) per block an
+// SM may hold (library_matmul_split_blocks_per_sm: 16, the non-portable maximum, at two), each
+// with at least 4 k steps; the f32 tile each block writes for the reduction has rows kRedPitch
+// floats apart (the float2 writes of a half-warp's 4 fragment rows fall in distinct banks).
 constexpr int64_t kMaxSplit = 8;
 constexpr int64_t kMinSplitSteps = 4;
 constexpr int64_t kRedPitch = kTile + 8;
@@ -488,11 +489,12 @@ std::string MatmulTileLoops(const BlockProgram& p, const LibraryKernel& lk,
 }
 
 // CodegenOptions::library_matmul_cluster_split: the blocks of a cluster that share one output
-// tile, for `tiles` tiles of `steps` k steps on `sms` SMs. S = min(kMaxSplit, ⌊sms / tiles⌋,
-// ⌊steps / kMinSplitSteps⌋), then the fewest blocks that keep ⌈steps / S⌉ steps each (every
-// block of the cluster gets at least one step); 1 (no split) when that is below 2.
-int64_t ClusterSplit(int64_t tiles, int64_t steps, int64_t sms) {
-  int64_t s = std::min({kMaxSplit, sms / tiles, steps / kMinSplitSteps});
+// tile, for `tiles` tiles of `steps` k steps on `sms` SMs holding `per_sm` (1 or 2) blocks each.
+// S = min(per_sm · kMaxSplit, ⌊per_sm · sms / tiles⌋, ⌊steps / kMinSplitSteps⌋), then the
+// fewest blocks that keep ⌈steps / S⌉ steps each (every block of the cluster gets at least one
+// step); 1 (no split) when that is below 2.
+int64_t ClusterSplit(int64_t tiles, int64_t steps, int64_t sms, int64_t per_sm) {
+  int64_t s = std::min({per_sm * kMaxSplit, per_sm * sms / tiles, steps / kMinSplitSteps});
   if (s < 2) return 1;
   const int64_t per = (steps + s - 1) / s;
   return (steps + per - 1) / per;
@@ -792,7 +794,8 @@ absl::StatusOr<LaunchConfig> Matmul(const BlockProgram& p, const std::string& kn
     int64_t split = 1;
     if (options.library_matmul_cluster_split) {
       const int64_t sms = options.balance_residency.sms > 0 ? options.balance_residency.sms : 132;
-      split = ClusterSplit(tiles_m * tiles_n * batches, (k + kTcTileK - 1) / kTcTileK, sms);
+      split = ClusterSplit(tiles_m * tiles_n * batches, (k + kTcTileK - 1) / kTcTileK, sms,
+                           options.library_matmul_split_blocks_per_sm);
       grid[2] *= split;  // at most sms tiles, each grid dim exact
     }
     return TensorCoreMatmul(p, kname, lk, options, *h, elem, *batch, batch_a, batch_b, m, k, n,

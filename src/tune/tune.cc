@@ -644,6 +644,12 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
   ls.library_matmul_cluster_split = true;
   codegen::CodegenOptions ls_pdl = pdl;
   ls_pdl.library_matmul_cluster_split = true;
+  // The same split filling two blocks per SM (twice the bytes in flight per SM; it also splits
+  // programs of sms / 2 to sms tiles, which the one-block form leaves whole).
+  codegen::CodegenOptions ls2 = ls;
+  ls2.library_matmul_split_blocks_per_sm = 2;
+  codegen::CodegenOptions ls2_pdl = ls_pdl;
+  ls2_pdl.library_matmul_split_blocks_per_sm = 2;
   return {{"attention_tiles_per_warp=2", w2},
           {"programmatic_dependent_launch", pdl},
           {"attention_tiles_per_warp=2,programmatic_dependent_launch", w2_pdl},
@@ -656,7 +662,11 @@ std::vector<std::pair<std::string, codegen::CodegenOptions>> CodegenVariants(int
           {"gemm_chained_b_smem,programmatic_dependent_launch", bs_pdl},
           {"gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch", bsn_pdl},
           {"library_matmul_cluster_split", ls},
-          {"library_matmul_cluster_split,programmatic_dependent_launch", ls_pdl}};
+          {"library_matmul_cluster_split,programmatic_dependent_launch", ls_pdl},
+          {"library_matmul_cluster_split,library_matmul_split_blocks_per_sm=2", ls2},
+          {"library_matmul_cluster_split,library_matmul_split_blocks_per_sm=2,"
+           "programmatic_dependent_launch",
+           ls2_pdl}};
 }
 
 std::vector<std::pair<std::string, codegen::CodegenOptions>> WgmmaLoopVariants(int sm) {

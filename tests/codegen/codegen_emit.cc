@@ -12,7 +12,8 @@
 // gemm_chained_b_smem. Environment PRISM_EMIT_BALANCE=SMS,SMEM_PER_SM,RESERVED sets
 // balance_residency as the tuner does for a target (the H200: 132,233472,1024);
 // PRISM_EMIT_WGMMA_LOOP=late_loads,split_pv sets the attention_wgmma loop options;
-// PRISM_EMIT_LIB_SPLIT=0 or 1 sets library_matmul_cluster_split;
+// PRISM_EMIT_LIB_SPLIT=0, 1 or 2 sets library_matmul_cluster_split (2: with
+// library_matmul_split_blocks_per_sm = 2);
 // PRISM_EMIT_DTYPE=bf16 or f32 makes the fixture's f16 tensors that type (WithDType). Exit 1
 // with the status on error (Unimplemented included).
 #include <cstdio>
@@ -102,11 +103,12 @@ int main(int argc, char** argv) {
     }
   }
   if (const char* l = std::getenv("PRISM_EMIT_LIB_SPLIT"); l != nullptr) {
-    if (std::string(l) != "0" && std::string(l) != "1") {
-      std::fprintf(stderr, "codegen_emit: PRISM_EMIT_LIB_SPLIT must be 0 or 1\n");
+    if (std::string(l) != "0" && std::string(l) != "1" && std::string(l) != "2") {
+      std::fprintf(stderr, "codegen_emit: PRISM_EMIT_LIB_SPLIT must be 0, 1 or 2\n");
       return 2;
     }
-    opts.library_matmul_cluster_split = std::string(l) == "1";
+    opts.library_matmul_cluster_split = std::string(l) != "0";
+    opts.library_matmul_split_blocks_per_sm = std::string(l) == "2" ? 2 : 1;
   }
   if (const char* b = std::getenv("PRISM_EMIT_BALANCE"); b != nullptr) {
     const std::vector<std::string> f = absl::StrSplit(b, ',');

@@ -50,8 +50,11 @@ struct GpuCase {
   // attention_wgmma's loop options: 1 attention_wgmma_late_loads, 2 attention_wgmma_split_pv.
   int wgmma_loop = 0;
   // CodegenOptions::library_matmul_cluster_split (sm_90 devices only); the case checks that
-  // the kernel did split (a cluster along z).
+  // the kernel did split (a cluster along z), into clusters of `lib_split_size` blocks when
+  // that is set; library_matmul_split_blocks_per_sm.
   bool lib_split = false;
+  int lib_split_per_sm = 1;
+  int64_t lib_split_size = 0;
 };
 
 GpuCase BF16(GpuCase c) {
@@ -65,6 +68,14 @@ GpuCase F32(GpuCase c) {
 
 GpuCase LibSplit(GpuCase c) {
   c.lib_split = true;
+  return c;
+}
+
+// The split with two blocks per SM, into clusters of `size` blocks.
+GpuCase LibSplit2(GpuCase c, int64_t size) {
+  c.lib_split = true;
+  c.lib_split_per_sm = 2;
+  c.lib_split_size = size;
   return c;
 }
 
@@ -624,6 +635,13 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                            LibSplit(BF16(GpuCase{"lib_matmul", {{"x0", 100}, {"x1", 800}, {"w0", 800}, {"w1", 130}}, {}})),
                            LibSplit(GpuCase{"lib_matmul", {{"x0", 1}, {"x1", 300}, {"w0", 300}, {"w1", 64}}, {},
                                             0, false, false, false, false, true}),
+                           // Two blocks per SM: a non-portable cluster of 16 (16 tiles, 8
+                           // steps each), 5 of 32 steps (47 tiles, bf16, PDL), and 2 over
+                           // 100 tiles, which one block per SM leaves whole.
+                           LibSplit2(GpuCase{"lib_matmul", {{"x0", 8}, {"x1", 4096}, {"w0", 4096}, {"w1", 1000}}, {}}, 16),
+                           LibSplit2(BF16(GpuCase{"lib_matmul", {{"x0", 16}, {"x1", 5001}, {"w0", 5001}, {"w1", 3001}}, {},
+                                                  0, false, false, false, false, true}), 5),
+                           LibSplit2(GpuCase{"lib_matmul", {{"x0", 8}, {"x1", 4096}, {"w0", 4096}, {"w1", 6400}}, {}}, 2),
                            GpuCase{"lib_add", {{"x0", 3}, {"x1", 1}, {"w0", 1}, {"w1", 4}}, {}},
                            BF16(GpuCase{"lib_mul", {{"x0", 4}, {"x1", 1}, {"x2", 3}, {"w0", 2}, {"w1", 1}}, {}}),
                            BF16(GpuCase{"lib_exp", {{"x0", 5}, {"x1", 7}}, {}}),
@@ -717,7 +735,9 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     options.attention_wgmma_late_loads = (c.wgmma_loop & 1) != 0;
     options.attention_wgmma_split_pv = (c.wgmma_loop & 2) != 0;
     options.library_matmul_cluster_split = c.lib_split;
+    options.library_matmul_split_blocks_per_sm = c.lib_split_per_sm;
     if (c.lib_split) r.name += " [library_matmul_cluster_split]";
+    if (c.lib_split_per_sm == 2) r.name += " [library_matmul_split_blocks_per_sm=2]";
     if (c.wgmma_loop & 1) r.name += " [late_loads]";
     if (c.wgmma_loop & 2) r.name += " [split_pv]";
     if (c.defer) r.name += " [gemm_defer_chained]";
@@ -728,6 +748,9 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     ASSERT_OK_AND_ASSIGN(r.code, GenerateCuda(r.program, options));
     if (c.lib_split) {
       EXPECT_GT(r.code.launches[0].cluster[2], 1) << r.name << ": not split";
+      if (c.lib_split_size > 0) {
+        EXPECT_EQ(r.code.launches[0].cluster[2], c.lib_split_size) << r.name;
+      }
     }
     r.inputs = RandomInputs(f.program, /*seed=*/7);
     if (c.k_scale != 1.0) {

@@ -370,8 +370,9 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
 )");
 }
 
-// CodegenOptions::library_matmul_cluster_split, by case: the cluster size S (min(8, ⌊sms /
-// tiles⌋, ⌊steps / 4⌋), then the fewest blocks of ⌈steps / S⌉ steps), the grid (z times S) and
+// CodegenOptions::library_matmul_cluster_split, by case: the cluster size S (min(8·b, ⌊b·sms /
+// tiles⌋, ⌊steps / 4⌋) for b = library_matmul_split_blocks_per_sm, then the fewest blocks of
+// ⌈steps / S⌉ steps), the grid (z times S) and
 // cluster, the per-block step range, the reduction through distributed shared memory with one
 // store per output element; and where S would be 1 (many tiles, few k steps, f32, the target's
 // SMs), the unsplit kernel byte for byte. NVRTC: sm_90 compiles, sm_80 stops at the #error.
@@ -381,32 +382,50 @@ TEST(LibraryOpsTest, MatmulClusterSplit) {
     Shape x, w;
     DType dtype;
     int64_t sms;                    // balance_residency.sms (0: the default 132)
+    int per_sm;                     // library_matmul_split_blocks_per_sm
     std::array<int64_t, 3> grid;    // with the split
     int64_t split, per;             // 0: no split (the unsplit source)
     std::vector<std::string> lines;
   };
   const SplitCase cases[] = {
-      {"47 tiles: two blocks of 79 steps", {16, 5001}, {5001, 3001}, kBF16, 0, {47, 1, 2}, 2, 79,
+      {"47 tiles: two blocks of 79 steps", {16, 5001}, {5001, 3001}, kBF16, 0, 1, {47, 1, 2}, 2, 79,
        {"64x64 tiles (1 x 47), 157 k step(s) of 32", "grid (47, 1, 2), 128 threads",
         "k split over clusters of (1, 1, 2) blocks, 79 step(s) each, summed through distributed "
         "shared memory",
         "for (unsigned e = tid; e < 2048u; e += 128u) {  // this rank's rows part·32 …",
         "y[m * kN + n] = prism_dev::F32ToBF16(v);"}},
-      {"16 tiles: eight blocks", {8, 4096}, {4096, 1000}, kF16, 0, {16, 1, 8}, 8, 16,
+      {"16 tiles: eight blocks", {8, 4096}, {4096, 1000}, kF16, 0, 1, {16, 1, 8}, 8, 16,
        {"for (unsigned e = tid; e < 512u; e += 128u) {  // this rank's rows part·8 …",
         "y[m * kN + n] = prism_dev::F32ToF16(v);"}},
-      {"25 steps: six blocks would leave one of 0 steps, five of 5", {1, 800}, {800, 64}, kF16, 0,
+      {"25 steps: six blocks would leave one of 0 steps, five of 5", {1, 800}, {800, 64}, kF16, 0, 1,
        {1, 1, 5}, 5, 5,
        {"constexpr unsigned kSplit = 5u, kPer = 5u;",
         "for (unsigned e = tid; e < 832u; e += 128u) {  // this rank's rows part·13 …",
         "if (row >= 64u) break;"}},
-      {"batches along z", {3, 20, 600}, {600, 40}, kF16, 0, {1, 1, 12}, 4, 5,
+      {"batches along z", {3, 20, 600}, {600, 40}, kF16, 0, 1, {1, 1, 12}, 4, 5,
        {"for (unsigned z = blockIdx.z / kSplit; z < kBatches; z += gridDim.z / kSplit) {",
         "const unsigned oa = z * (kM * kK), ob = 0u;"}},
-      {"501 tiles: no split", {8, 4096}, {4096, 32001}, kF16, 0, {501, 1, 1}, 0, 0, {}},
-      {"7 k steps: no split", {16, 200}, {200, 300}, kF16, 0, {5, 1, 1}, 0, 0, {}},
-      {"47 tiles on 66 SMs: no split", {16, 5001}, {5001, 3001}, kBF16, 66, {47, 1, 1}, 0, 0, {}},
-      {"f32: no split", {16, 4096}, {4096, 64}, kF32, 0, {1, 1, 1}, 0, 0, {}},
+      {"501 tiles: no split", {8, 4096}, {4096, 32001}, kF16, 0, 1, {501, 1, 1}, 0, 0, {}},
+      {"7 k steps: no split", {16, 200}, {200, 300}, kF16, 0, 1, {5, 1, 1}, 0, 0, {}},
+      {"47 tiles on 66 SMs: no split", {16, 5001}, {5001, 3001}, kBF16, 66, 1, {47, 1, 1}, 0, 0, {}},
+      {"f32: no split", {16, 4096}, {4096, 64}, kF32, 0, 1, {1, 1, 1}, 0, 0, {}},
+      // Two blocks per SM: S up to 16 (non-portable clusters), and tiles between sms / 2 and
+      // sms split too.
+      {"47 tiles, two per SM: five blocks of 32 steps", {16, 5001}, {5001, 3001}, kBF16, 0, 2,
+       {47, 1, 5}, 5, 32,
+       {"k split over clusters of (1, 1, 5) blocks, 32 step(s) each",
+        "for (unsigned e = tid; e < 832u; e += 128u) {  // this rank's rows part·13 …"}},
+      {"16 tiles, two per SM: sixteen blocks", {8, 4096}, {4096, 1000}, kF16, 0, 2, {16, 1, 16},
+       16, 8,
+       {"for (unsigned e = tid; e < 256u; e += 128u) {  // this rank's rows part·4 …"}},
+      {"100 tiles, two per SM: two blocks", {8, 4096}, {4096, 6400}, kF16, 0, 2, {100, 1, 2}, 2,
+       64, {}},
+      {"100 tiles, one per SM: no split", {8, 4096}, {4096, 6400}, kF16, 0, 1, {100, 1, 1}, 0, 0,
+       {}},
+      {"47 tiles on 66 SMs, two per SM: two blocks", {16, 5001}, {5001, 3001}, kBF16, 66, 2,
+       {47, 1, 2}, 2, 79, {}},
+      {"501 tiles, two per SM: no split", {8, 4096}, {4096, 32001}, kF16, 0, 2, {501, 1, 1}, 0,
+       0, {}},
   };
   for (const SplitCase& c : cases) {
     SCOPED_TRACE(c.label);
@@ -415,6 +434,7 @@ TEST(LibraryOpsTest, MatmulClusterSplit) {
     plain.balance_residency.sms = c.sms;
     CodegenOptions split = plain;
     split.library_matmul_cluster_split = true;
+    split.library_matmul_split_blocks_per_sm = c.per_sm;
     ASSERT_OK_AND_ASSIGN(GeneratedCode without, GenerateCuda(p, plain));
     ASSERT_OK_AND_ASSIGN(GeneratedCode code, GenerateCuda(p, split));
     ASSERT_EQ(code.launches.size(), 1u);
@@ -466,6 +486,23 @@ TEST(LibraryOpsTest, MatmulClusterSplit) {
       EXPECT_THAT(CompileWithNvrtc(code.source, 80).status(),
                   StatusIs(absl::StatusCode::kInvalidArgument,
                            HasSubstr("library_matmul_cluster_split kernels need sm_90")));
+    }
+  }
+}
+
+// library_matmul_split_blocks_per_sm other than 1 or 2: InvalidArgument, whatever the program
+// (also without library_matmul_cluster_split, where it would be ignored).
+TEST(LibraryOpsTest, SplitBlocksPerSmOutsideOneOrTwoIsRejected) {
+  ASSERT_OK_AND_ASSIGN(BlockProgram p, OpProgram(OpKind::kMatMul, {{8, 4096}, {4096, 1000}}, kF16));
+  for (const int bad : {0, 3, -1}) {
+    for (const bool split : {true, false}) {
+      CodegenOptions o;
+      o.library_matmul_cluster_split = split;
+      o.library_matmul_split_blocks_per_sm = bad;
+      EXPECT_THAT(GenerateCuda(p, o),
+                  StatusIs(absl::StatusCode::kInvalidArgument,
+                           absl::StrCat("codegen: library_matmul_split_blocks_per_sm is ", bad,
+                                        ", expected 1 or 2")));
     }
   }
 }

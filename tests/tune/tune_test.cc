@@ -336,7 +336,10 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
         "gemm_chained_b_smem,programmatic_dependent_launch",
         "gemm_chained_b_smem,gemm_warps_along_n,programmatic_dependent_launch",
         "library_matmul_cluster_split",
-        "library_matmul_cluster_split,programmatic_dependent_launch"}},
+        "library_matmul_cluster_split,programmatic_dependent_launch",
+        "library_matmul_cluster_split,library_matmul_split_blocks_per_sm=2",
+        "library_matmul_cluster_split,library_matmul_split_blocks_per_sm=2,"
+        "programmatic_dependent_launch"}},
   };
   for (const auto& c : kCases) {
     std::vector<std::string> names;
@@ -360,6 +363,9 @@ TEST(CodegenVariantsTest, ByComputeCapability) {
           << name;
       EXPECT_EQ(options.library_matmul_cluster_split,
                 name.find("library_matmul_cluster_split") != std::string::npos)
+          << name;
+      EXPECT_EQ(options.library_matmul_split_blocks_per_sm,
+                name.find("library_matmul_split_blocks_per_sm=2") != std::string::npos ? 2 : 1)
           << name;
     }
     EXPECT_EQ(names, c.names) << "sm " << c.sm;
@@ -590,8 +596,9 @@ TEST(OptimizeTest, ShortOneKernelInstancesAlsoTryPdl) {
 }
 
 // The fallback's matmul library kernel (search.library_kernel) is also tried split along k over
-// clusters where its tiles are few (bf16 [16, 5001] x [5001, 3001]: 47 tiles, clusters of two),
-// right after its base; with 501 tiles (an LM head) the split source is the base's and is not
+// clusters where its tiles are few (bf16 [16, 5001] x [5001, 3001]: 47 tiles, clusters of two,
+// and of five with two blocks per SM), right after its base; with 501 tiles (an LM head) the
+// split sources are the base's and are not
 // measured twice.
 TEST(OptimizeTest, FewTileLibraryMatmulsAlsoTryTheClusterSplit) {
   ASSERT_OK_AND_ASSIGN(Target target, LoadTarget("h200"));
@@ -612,11 +619,14 @@ TEST(OptimizeTest, FewTileLibraryMatmulsAlsoTryTheClusterSplit) {
     for (const Candidate& k : r.candidates) variants.push_back(k.codegen_variant);
     // One library kernel costing more than 2 µs: no PDL twins (kPdlOneKernelMaxCostUs).
     const std::vector<std::string> want =
-        c.split ? std::vector<std::string>{"", "library_matmul_cluster_split"}
+        c.split ? std::vector<std::string>{"", "library_matmul_cluster_split",
+                                           "library_matmul_cluster_split,"
+                                           "library_matmul_split_blocks_per_sm=2"}
                 : std::vector<std::string>{""};
     EXPECT_EQ(variants, want);
     if (c.split) {
       EXPECT_EQ(r.candidates[1].assignment, r.candidates[0].assignment);
+      EXPECT_EQ(r.candidates[2].assignment, r.candidates[0].assignment);
     }
   }
 }

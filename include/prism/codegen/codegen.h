@@ -199,6 +199,14 @@ struct CodegenOptions {
   // tiles, or fewer than 8 k steps) the kernel is the unsplit one, byte for byte. The split
   // source compiles only for sm_90 and newer. Other kernels ignore it.
   bool library_matmul_cluster_split = false;
+  // With library_matmul_cluster_split: how many of the split kernel's blocks an SM may hold, 1
+  // or 2 (else InvalidArgument from GenerateCuda). With 2 the split fills two blocks per SM:
+  // S = min(16, ⌊2 · sms / tiles⌋, ⌊k steps / 4⌋) (clusters of more than 8 blocks are launched
+  // with the non-portable size permission), so each SM has twice the k steps' bytes in flight
+  // (a block's four cp.async stages alone kept the split kernels at 0.66 TB/s on the H100,
+  // docs/performance.md, 2026-12-07); it also splits 67 to 132 tiles, which 1 leaves whole.
+  // Ignored without library_matmul_cluster_split.
+  int library_matmul_split_blocks_per_sm = 1;
   // Spread each kernel's blocks evenly over the GPU's SMs (off while sms == 0). A grid that
   // fits in one wave is not always spread evenly by the block scheduler: on the H200, 256
   // blocks of a kernel that fits three per SM ran in 20.0 µs, and in 16.6 µs when at most two
@@ -263,8 +271,8 @@ struct GeneratedCode {
 
 // Generates code for every kernel of `program`. Unimplemented (see above),
 // ResourceExhausted (shared memory over options.max_dynamic_smem_bytes, or a concat result over
-// 2^31 − 1 elements) or InvalidArgument (a malformed program, or options.attention_tiles_per_warp
-// not 0, 1 or 2).
+// 2^31 − 1 elements) or InvalidArgument (a malformed program, options.attention_tiles_per_warp
+// not 0, 1 or 2, or options.library_matmul_split_blocks_per_sm not 1 or 2).
 absl::StatusOr<GeneratedCode> GenerateCuda(const BlockProgram& program,
                                            const CodegenOptions& options = {});
 
@@ -280,7 +288,8 @@ const std::string& DeviceCommonSource();
 bool HasAttentionKernel(const BlockProgram& program);
 
 // Whether one of `program`'s kernels is a matmul library kernel (the fallback), i.e. whether
-// library_matmul_cluster_split can change its code. The same for every instance of a family.
+// library_matmul_cluster_split (and library_matmul_split_blocks_per_sm) can change its code.
+// The same for every instance of a family.
 bool HasLibraryMatmul(const BlockProgram& program);
 
 }  // namespace prism::codegen

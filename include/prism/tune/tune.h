@@ -276,7 +276,12 @@ const char* MethodName(Method method);
 // larger clusters were slower on the H200, docs/performance.md); last
 // {"gemm_chained_b_smem"} and {"gemm_chained_b_smem,gemm_warps_along_n"} (from sm_90 on each
 // with ",programmatic_dependent_launch" appended), which differ only for a chained matmul
-// (lora's split form). A variant becomes a candidate
+// (lora's split form); from sm_90 on {"library_matmul_cluster_split"},
+// {"library_matmul_cluster_split,programmatic_dependent_launch"},
+// {"library_matmul_cluster_split,library_matmul_split_blocks_per_sm=2"} and that with
+// ",programmatic_dependent_launch" appended, the fallback's matmul library kernel split along k
+// over clusters (tried only on families with such a kernel, codegen::HasLibraryMatmul). A
+// variant becomes a candidate
 // only when it generates and its source differs from the default one and from the variants
 // before it (two tiles per warp changes only the attention template, warps along N only the
 // GEMM template, and only where the warp split differs); the
