@@ -533,6 +533,10 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
     return splits ? absl::StrCat("(sb + ", i, ")") : i;
   };
   const bool vec_a = k % 8 == 0, vec_b = n % 8 == 0;
+  // Fewer rows than a tile (decode's 1 to 63): a's rows m … 63 are zero in every stage of every
+  // tile, so they are zeroed once per tile and never copied, and the warps whose 32 rows are all
+  // past M (m ≤ 32) skip the tensor-core steps (their accumulators stay 0).
+  const bool dead_rows = m < kTile;
   const int64_t chunks_a = kTcTileK / 8 + (vec_a ? 0 : 1), chunks_b = kTile / 8 + (vec_b ? 0 : 1);
   const int64_t pitch_b = vec_b ? kTcPitchB : kTcPitchB9;
   const int64_t size_a = kTile * kTcPitchA, stage = size_a + kTcTileK * pitch_b;  // elements
@@ -608,6 +612,16 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
                     "            fa[i][hh] = r * ", kTcPitchA, "u + ((oa + (m0 + r) * kK) & 7u) + 2u * t;\n",
                     "          }\n");
   }
+  if (dead_rows) {
+    // Every warp is done with the stages (the barrier at the previous tile's end, and the
+    // cluster's second meeting after a split's reduction, which writes over them).
+    const int64_t row_chunks = kTcPitchA / 8, dead = (kTile - m) * row_chunks;
+    absl::StrAppend(&s, "        // a's rows ", m, " … ", kTile - 1,
+                    " (past M) zero in every stage, never copied\n",
+                    "        for (unsigned i = tid; i < ", kTcStages * dead, "u; i += ", kTcThreads,
+                    "u)\n          *reinterpret_cast<uint4*>(&st[i / ", dead, "u][", m * kTcPitchA,
+                    "u + (i % ", dead, "u) * 8u]) = make_uint4(0u, 0u, 0u, 0u);\n");
+  }
   absl::StrAppend(&s, "        float acc[2][4][4];\n#pragma unroll\n",
                   "        for (int i = 0; i < 2; ++i)\n#pragma unroll\n",
                   "          for (int j = 0; j < 4; ++j)\n#pragma unroll\n",
@@ -640,8 +654,10 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
       absl::StrAppend(&f, ind, "    const unsigned row = live ? ", d.row_start,
                       " : 0u, e = ((row + ", d.col0, ") & ~7u) + 8u * c, end = live ? row + ",
                       d.len, " : 0u;\n");
-      absl::StrAppend(&f, ind, "    ",
-                      total % kTcThreads == 0 ? "" : absl::StrCat("if (i < ", total, "u) "),
+      std::string guard;
+      if (total % kTcThreads != 0) guard = absl::StrCat("i < ", total, "u");
+      if (dead_rows && d.base == 0) guard = guard.empty() ? "live" : absl::StrCat(guard, " && live");
+      absl::StrAppend(&f, ind, "    ", guard.empty() ? "" : absl::StrCat("if (", guard, ") "),
                       "prism_dev::CpAsync16Fill(&st[", stg, "][",
                       d.base == 0 ? "" : absl::StrCat(d.base, "u + "), "r * ", d.pitch,
                       "u + 8u * c], ", d.ptr, " + (end > e ? e : 0u), end <= e ? 0u : end - e < "
@@ -670,6 +686,11 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
                   "          const ", elem, "* sa = st[s % ", kTcStages, "u];\n",
                   vec_b ? absl::StrCat("          const ", elem, "* sb = sa + ", size_a, ";\n")
                         : std::string());
+  const bool skip_warps = dead_rows && m <= kTile / 2;
+  if (skip_warps) {
+    absl::StrAppend(&s, "          if (static_cast<unsigned>(wm) < kM) {  // else rows wm … wm + "
+                        "31 are all past M: nothing to add\n");
+  }
   absl::StrAppend(&s, "#pragma unroll\n          for (int kk = 0; kk < ", kTcTileK, "; kk += 16) {\n",
                   "            prism_dev::u32_t af[2][4];\n");
   if (vec_a) {
@@ -699,7 +720,7 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
   }
   absl::StrAppend(&s, "#pragma unroll\n",
                   "              for (int i = 0; i < 2; ++i) prism_dev::", h.mma, "(acc[i][j], af[i], bf);\n",
-                  "            }\n          }\n        }\n");
+                  "            }\n          }\n", skip_warps ? "          }\n" : "", "        }\n");
   absl::StrAppend(&s, "        prism_dev::CpAsyncWait<0>();\n",
                   "        __syncthreads();  // every warp is done with the stages before the next tile's loads\n");
   if (splits) {
