@@ -533,10 +533,14 @@ absl::StatusOr<LaunchConfig> TensorCoreMatmul(
     return splits ? absl::StrCat("(sb + ", i, ")") : i;
   };
   const bool vec_a = k % 8 == 0, vec_b = n % 8 == 0;
-  // Fewer rows than a tile (decode's 1 to 63): a's rows m … 63 are zero in every stage of every
-  // tile, so they are zeroed once per tile and never copied, and the warps whose 32 rows are all
-  // past M (m ≤ 32) skip the tensor-core steps (their accumulators stay 0).
-  const bool dead_rows = m < kTile;
+  // A split kernel with fewer rows than a tile (decode's 1 to 63): a's rows m … 63 are zero in
+  // every stage of every tile, so they are zeroed once per tile and never copied, and the warps
+  // whose 32 rows are all past M (m ≤ 32) skip the tensor-core steps (their accumulators stay
+  // 0). Only when split: in one run on the H100 (2026-12-07, docs/performance.md) it took the
+  // split kernels at two blocks per SM 5–16 % faster on three of four programs (3.8 % slower on
+  // the fourth), but the unsplit one-block-per-SM kernels of the same programs up to 18 %
+  // slower; so the unsplit source stays the one the split falls back to byte for byte.
+  const bool dead_rows = splits && m < kTile;
   const int64_t chunks_a = kTcTileK / 8 + (vec_a ? 0 : 1), chunks_b = kTile / 8 + (vec_b ? 0 : 1);
   const int64_t pitch_b = vec_b ? kTcPitchB : kTcPitchB9;
   const int64_t size_a = kTile * kTcPitchA, stage = size_a + kTcTileK * pitch_b;  // elements

@@ -100,11 +100,7 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
        {"constexpr unsigned kM = 17u, kN = 5u, kK = 6u, kTilesM = 1u, kTilesN = 1u, kBatches = 1u;",
         "constexpr unsigned kSteps = 1u;", "const unsigned oa = 0u, ob = 0u;",
         "prism_dev::f16_t* __restrict__ y = t_Y;",
-        absl::StrCat("if (i < 320u && live) ", load_a), unaligned_b,
-        "        // a's rows 17 … 63 (past M) zero in every stage, never copied\n"
-        "        for (unsigned i = tid; i < 940u; i += 128u)\n"
-        "          *reinterpret_cast<uint4*>(&st[i / 235u][680u + (i % 235u) * 8u]) = "
-        "make_uint4(0u, 0u, 0u, 0u);\n",
+        absl::StrCat("if (i < 320u) ", load_a), unaligned_b,
         "const unsigned row = live ? oa + (m0 + r) * kK : 0u, e = ((row + 0u * 32u) & ~7u) + 8u * "
         "c, end = live ? row + kK : 0u;",
         "const unsigned row = live ? ob + (0u * 32u + r) * kN : 0u, e = ((row + n0) & ~7u) + 8u * "
@@ -230,13 +226,6 @@ TEST(LibraryOpsTest, MatmulLibraryKernel) {
                   1);
         EXPECT_EQ(Occurrences(body, "y[m * kN + n] = "), 1);
         EXPECT_EQ(Occurrences(body, "y[m * kN + n + 1u] = "), 1);
-        // Fewer rows than a tile: a's rows past M zeroed once per tile, never copied (every a
-        // load guarded by `live`), and at most 32 rows: the second pair of warps idle.
-        const int64_t m = c.x[c.x.size() - 2];
-        EXPECT_EQ(Occurrences(body, "(past M) zero in every stage, never copied"), m < 64 ? 1 : 0);
-        EXPECT_EQ(Occurrences(body, "live) prism_dev::CpAsync16Fill(&st["),
-                  m < 64 ? std::min<int64_t>(steps, 3) + 1 : 0);
-        EXPECT_EQ(Occurrences(body, "if (static_cast<unsigned>(wm) < kM) {"), m <= 32 ? 1 : 0);
       } else {
         // Static shared memory only; fmaf in increasing k from +0, rounded once at the store.
         EXPECT_THAT(body, HasSubstr("  __shared__ float sa[16][65];  // a's tile, sa[k][m]\n"
@@ -287,9 +276,6 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
             const unsigned r = static_cast<unsigned>(wm) + 16u * i + g + 8u * hh;
             fa[i][hh] = r * 40u + ((oa + (m0 + r) * kK) & 7u) + 2u * t;
           }
-        // a's rows 17 … 63 (past M) zero in every stage, never copied
-        for (unsigned i = tid; i < 940u; i += 128u)
-          *reinterpret_cast<uint4*>(&st[i / 235u][680u + (i % 235u) * 8u]) = make_uint4(0u, 0u, 0u, 0u);
         float acc[2][4][4];
 #pragma unroll
         for (int i = 0; i < 2; ++i)
@@ -303,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
             const unsigned i = tid + l * 128u, r = i / 5u, c = i % 5u;
             const bool live = m0 + r < kM;
             const unsigned row = live ? oa + (m0 + r) * kK : 0u, e = ((row + 0u * 32u) & ~7u) + 8u * c, end = live ? row + kK : 0u;
-            if (i < 320u && live) prism_dev::CpAsync16Fill(&st[0][r * 40u + 8u * c], t_X + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
+            if (i < 320u) prism_dev::CpAsync16Fill(&st[0][r * 40u + 8u * c], t_X + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
           }
 #pragma unroll
           for (unsigned l = 0; l < 3u; ++l) {  // b: 32 rows of 9 chunks
@@ -326,7 +312,7 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
               const unsigned i = tid + l * 128u, r = i / 5u, c = i % 5u;
               const bool live = m0 + r < kM;
               const unsigned row = live ? oa + (m0 + r) * kK : 0u, e = ((row + (s + 3u) * 32u) & ~7u) + 8u * c, end = live ? row + kK : 0u;
-              if (i < 320u && live) prism_dev::CpAsync16Fill(&st[(s + 3u) % 4u][r * 40u + 8u * c], t_X + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
+              if (i < 320u) prism_dev::CpAsync16Fill(&st[(s + 3u) % 4u][r * 40u + 8u * c], t_X + (end > e ? e : 0u), end <= e ? 0u : end - e < 8u ? (end - e) * 2u : 16u);
             }
 #pragma unroll
             for (unsigned l = 0; l < 3u; ++l) {  // b: 32 rows of 9 chunks
@@ -338,7 +324,6 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
           }
           prism_dev::CpAsyncCommit();
           const prism_dev::f16_t* sa = st[s % 4u];
-          if (static_cast<unsigned>(wm) < kM) {  // else rows wm … wm + 31 are all past M: nothing to add
 #pragma unroll
           for (int kk = 0; kk < 32; kk += 16) {
             prism_dev::u32_t af[2][4];
@@ -360,7 +345,6 @@ extern "C" __global__ void __launch_bounds__(128) prism_matmul_k0(const prism_de
 #pragma unroll
               for (int i = 0; i < 2; ++i) prism_dev::MmaM16N8K16(acc[i][j], af[i], bf);
             }
-          }
           }
         }
         prism_dev::CpAsyncWait<0>();
@@ -442,6 +426,8 @@ TEST(LibraryOpsTest, MatmulClusterSplit) {
        {47, 1, 2}, 2, 79, {}},
       {"501 tiles, two per SM: no split", {8, 4096}, {4096, 32001}, kF16, 0, 2, {501, 1, 1}, 0,
        0, {}},
+      {"48 rows: no warp idles", {48, 4096}, {4096, 1000}, kF16, 0, 1, {16, 1, 8}, 8, 16,
+       {"        // a's rows 48 … 63 (past M) zero in every stage, never copied\n"}},
   };
   for (const SplitCase& c : cases) {
     SCOPED_TRACE(c.label);
@@ -485,6 +471,16 @@ TEST(LibraryOpsTest, MatmulClusterSplit) {
     EXPECT_THAT(body, HasSubstr("        for (unsigned s = 0; s < ns; ++s) {\n"));
     EXPECT_THAT(body, HasSubstr("          if (s + 3u < ns)\n          {  // step (sb + (s + 3u)) "
                                 "into stage (s + 3u) % 4u\n"));
+    // a's rows past M (every case has fewer than 64) zeroed once per tile and never copied
+    // (the prologue's three a loads and the loop's guarded by `live`); with at most 32 rows
+    // the second pair of warps skips the tensor-core steps. The unsplit source has neither.
+    const int64_t m = c.x[c.x.size() - 2];
+    ASSERT_LT(m, 64);
+    EXPECT_EQ(Occurrences(body, "(past M) zero in every stage, never copied"), 1);
+    EXPECT_EQ(Occurrences(body, "live) prism_dev::CpAsync16Fill(&st["), 4);
+    EXPECT_EQ(Occurrences(body, "if (static_cast<unsigned>(wm) < kM) {"), m <= 32 ? 1 : 0);
+    EXPECT_EQ(Occurrences(without.source, "(past M) zero in every stage"), 0);
+    EXPECT_EQ(Occurrences(without.source, "if (static_cast<unsigned>(wm) < kM) {"), 0);
     // Each block's tile once into shared memory, two cluster barriers, S remote loads per
     // output element in rank order, one store of it; no fragment store.
     EXPECT_EQ(Occurrences(body, "= make_float2(acc[i][j][r], acc[i][j][r + 1]);"), 1);
