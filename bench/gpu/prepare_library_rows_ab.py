@@ -7,7 +7,8 @@ issue 7): for each program and form below, three output folders in ROOT (default
     ALIASES="$(cat ROOT/aliases.txt)" python3 bench/gpu/library_bench.py ROOT
 
 - `new`: codegen_emit's source (40ef3be: a's rows past M zeroed once per tile and never
-  copied; warps whose 32 rows are all past M skip the tensor-core steps);
+  copied; warps whose 32 rows are all past M skip the tensor-core steps; since 13e6caa only in
+  split kernels, so the unsplit forms come out UNCHANGED and their three folders are equal);
 - `rows`: the same without the warp skip;
 - `old`: neither (the source before 40ef3be; checked against that commit's golden source of
   LibraryOpsTest.MatmulKernelSource by --check OLD_GOLDEN_FILE).
