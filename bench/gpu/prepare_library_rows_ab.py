@@ -1,9 +1,10 @@
 """Prepares an in-run A/B of the library matmul's rows past M (2026-12-07, eighteenth session,
 issue 7): for each program and form below, three output folders in ROOT (default
-.carry/opt/concat) that library_bench.py times next to PyTorch through ALIASES:
+.carry/ab/concat: small enough to carry without .carry/opt, which with the tree passed the
+device tool's 64 MiB) that library_bench.py times next to PyTorch through ALIASES:
 
     python3 bench/gpu/prepare_library_rows_ab.py build-u/tests/codegen/codegen_emit [ROOT]
-    # on the device (carry .carry/opt, .carry/harness.py, .carry/workloads.py):
+    # on the device (carry .carry/ab, .carry/harness.py, .carry/workloads.py):
     ALIASES="$(cat ROOT/aliases.txt)" python3 bench/gpu/library_bench.py ROOT
 
 - `new`: codegen_emit's source (40ef3be: a's rows past M zeroed once per tile and never
@@ -60,7 +61,7 @@ def main():
         print("old form equals the golden source:", src == golden)
         sys.exit(0 if src == golden else 1)
     emit = sys.argv[1]
-    root = sys.argv[2] if len(sys.argv) > 2 else ".carry/opt/concat"
+    root = sys.argv[2] if len(sys.argv) > 2 else ".carry/ab/concat"
     aliases = []
     for form, (prog, sizes, dtype, split, pdl) in FORMS.items():
         env = dict(os.environ, PRISM_EMIT_LIB_SPLIT=str(split))
