@@ -5,7 +5,8 @@
 # cannot write is exit 1 with
 # "codegen_emit: cannot write '<path>'"; PRISM_EMIT_BALANCE pads, and a malformed value is exit 2
 # with "codegen_emit: PRISM_EMIT_BALANCE must be SMS,SMEM_PER_SM,RESERVED"; PRISM_EMIT_DTYPE
-# bf16 / f32 reach the bf16 mma and the f32 path, another value is exit 2 with its message.  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
+# bf16 / f32 reach the bf16 mma and the f32 path, another value is exit 2 with its message;
+# PRISM_EMIT_LIB_SPLIT 1 / 2 reach the library matmul's split, another value is exit 2.  Usage: codegen_emit_test.sh CODEGEN_EMIT TMPDIR
 set -u
 emit=$1
 tmp=$2/codegen_emit_test
@@ -59,6 +60,19 @@ rc=$?
 [ $rc -eq 2 ] || fail "PRISM_EMIT_DTYPE=f64: exit $rc, expected 2"
 [ "$(cat "$tmp/err")" = "codegen_emit: PRISM_EMIT_DTYPE must be f16, bf16 or f32" ] ||
   fail "PRISM_EMIT_DTYPE=f64 message: $(cat "$tmp/err")"
+# PRISM_EMIT_LIB_SPLIT: 1 splits the library matmul over clusters (16 tiles: clusters of 8), 2
+# sizes the split for two blocks per SM (clusters of 16), another value is exit 2.
+PRISM_EMIT_LIB_SPLIT=1 "$emit" lib_matmul 1 x0=8,x1=4096,w0=4096,w1=1000 "$tmp/ls1" || fail "emit with PRISM_EMIT_LIB_SPLIT=1 failed"
+grep -q "k split over clusters of (1, 1, 8) blocks" "$tmp/ls1/kernel.cu" || fail "PRISM_EMIT_LIB_SPLIT=1 did not split by 8"
+PRISM_EMIT_LIB_SPLIT=2 "$emit" lib_matmul 1 x0=8,x1=4096,w0=4096,w1=1000 "$tmp/ls2" || fail "emit with PRISM_EMIT_LIB_SPLIT=2 failed"
+grep -q "k split over clusters of (1, 1, 16) blocks" "$tmp/ls2/kernel.cu" || fail "PRISM_EMIT_LIB_SPLIT=2 did not split by 16"
+for bad in 3 x ""; do
+  PRISM_EMIT_LIB_SPLIT=$bad "$emit" lib_matmul 1 x0=8,x1=4096,w0=4096,w1=1000 "$tmp/lsx" 2> "$tmp/err"
+  rc=$?
+  [ $rc -eq 2 ] || fail "PRISM_EMIT_LIB_SPLIT='$bad': exit $rc, expected 2"
+  [ "$(cat "$tmp/err")" = "codegen_emit: PRISM_EMIT_LIB_SPLIT must be 0, 1 or 2" ] ||
+    fail "PRISM_EMIT_LIB_SPLIT='$bad' message: $(cat "$tmp/err")"
+done
 # A fixture that needs sizes the workloads do not give (M, K, N): exit 1 with the reason, not
 # an uncaught std::out_of_range (2026-12-05).
 "$emit" prologue_silu 1 g=16,F=8,T=128,S=3 "$tmp/ps" 2> "$tmp/err"
