@@ -1,5 +1,6 @@
 #include "prism/expr/eval.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -176,6 +177,140 @@ absl::StatusOr<bool> AssignmentEvaluator::EvaluateBool(Expr e) {
   PRISM_CHECK(ctx_.sort(e) == Sort::kBool, "EvaluateBool of an integer: ", ctx_.ToString(e));
   PRISM_ASSIGN_OR_RETURN(int64_t v, Evaluate(e));
   return v != 0;
+}
+
+CompiledExprs::CompiledExprs(const ExprContext& ctx, absl::Span<const Expr> roots,
+                             absl::Span<const Expr> vars)
+    : num_vars_(vars.size()) {
+  absl::flat_hash_map<Expr, int64_t> var_index;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    PRISM_CHECK(ctx.kind(vars[i]) == ExprKind::kVar, "CompiledExprs: vars[", i,
+                "] is not a variable: ", ctx.ToString(vars[i]));
+    PRISM_CHECK(var_index.emplace(vars[i], static_cast<int64_t>(i)).second,
+                "CompiledExprs: variable '", ctx.var_name(vars[i]), "' is listed twice");
+  }
+  const std::vector<Expr> order = PostOrder(ctx, roots);
+  absl::flat_hash_map<Expr, uint32_t> index;
+  index.reserve(order.size());
+  nodes_.reserve(order.size());
+  for (Expr e : order) {
+    Node n;
+    n.kind = ctx.kind(e);
+    switch (n.kind) {
+      case ExprKind::kConst: n.payload = ctx.const_value(e); break;
+      case ExprKind::kBoolConst: n.payload = ctx.bool_value(e) ? 1 : 0; break;
+      case ExprKind::kVar: {
+        auto it = var_index.find(e);
+        n.payload = it == var_index.end() ? -1 : it->second;
+        break;
+      }
+      default: {
+        n.first = static_cast<uint32_t>(operands_.size());
+        for (Expr op : ctx.operands(e)) operands_.push_back(index.at(op));
+        n.count = static_cast<uint32_t>(operands_.size()) - n.first;
+      }
+    }
+    index.emplace(e, static_cast<uint32_t>(nodes_.size()));
+    nodes_.push_back(n);
+  }
+  roots_.reserve(roots.size());
+  for (Expr r : roots) roots_.push_back(index.at(r));
+}
+
+int64_t CompiledExprs::value(const Scratch& scratch, size_t root) const {
+  PRISM_CHECK(ok(scratch, root), "CompiledExprs::value of root ", root, ", which failed");
+  return scratch.value[roots_[root]];
+}
+
+void CompiledExprs::Run(absl::Span<const int64_t> values, Scratch& scratch) const {
+  PRISM_CHECK(values.size() == num_vars_, "CompiledExprs::Run with ", values.size(),
+              " values for ", num_vars_, " variables");
+  scratch.value.resize(nodes_.size());
+  scratch.ok.resize(nodes_.size());
+  int64_t* const val = scratch.value.data();
+  uint8_t* const ok = scratch.ok.data();
+  const uint32_t* const ops = operands_.data();
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    const uint32_t* o = ops + n.first;
+    int64_t v = 0;
+    bool good = true;
+    // The semantics of Evaluator's Visit* above: strict everywhere but And/Or, whose
+    // absorbing operand decides even when another operand failed.
+    switch (n.kind) {
+      case ExprKind::kConst:
+      case ExprKind::kBoolConst:
+        v = n.payload;
+        break;
+      case ExprKind::kVar:
+        good = n.payload >= 0;
+        if (good) v = values[static_cast<size_t>(n.payload)];
+        break;
+      case ExprKind::kAdd:
+      case ExprKind::kMul: {
+        const bool mul = n.kind == ExprKind::kMul;
+        v = mul ? 1 : 0;
+        for (uint32_t k = 0; k < n.count && good; ++k) {
+          good = ok[o[k]] != 0 && !(mul ? __builtin_mul_overflow(v, val[o[k]], &v)
+                                        : __builtin_add_overflow(v, val[o[k]], &v));
+        }
+        break;
+      }
+      case ExprKind::kFloorDiv:
+      case ExprKind::kMod: {
+        const int64_t a = val[o[0]], b = val[o[1]];
+        good = ok[o[0]] != 0 && ok[o[1]] != 0 && b != 0;
+        if (!good) break;
+        if (n.kind == ExprKind::kMod) {
+          v = FloorModInt(a, b);
+        } else {
+          good = !(a == std::numeric_limits<int64_t>::min() && b == -1);
+          if (good) v = FloorDivInt(a, b);
+        }
+        break;
+      }
+      case ExprKind::kMin:
+      case ExprKind::kMax:
+      case ExprKind::kEq:
+      case ExprKind::kNe:
+      case ExprKind::kLt:
+      case ExprKind::kLe: {
+        const int64_t a = val[o[0]], b = val[o[1]];
+        good = ok[o[0]] != 0 && ok[o[1]] != 0;
+        switch (n.kind) {
+          case ExprKind::kMin: v = std::min(a, b); break;
+          case ExprKind::kMax: v = std::max(a, b); break;
+          case ExprKind::kEq: v = a == b; break;
+          case ExprKind::kNe: v = a != b; break;
+          case ExprKind::kLt: v = a < b; break;
+          default: v = a <= b; break;
+        }
+        break;
+      }
+      case ExprKind::kAnd:
+      case ExprKind::kOr: {
+        const int64_t absorbing = n.kind == ExprKind::kAnd ? 0 : 1;
+        bool decided = false, failed = false;
+        for (uint32_t k = 0; k < n.count; ++k) {
+          if (ok[o[k]] == 0) {
+            failed = true;
+          } else if (val[o[k]] == absorbing) {
+            decided = true;
+            break;
+          }
+        }
+        v = decided ? absorbing : 1 - absorbing;
+        good = decided || !failed;
+        break;
+      }
+      case ExprKind::kNot:
+        good = ok[o[0]] != 0;
+        v = val[o[0]] == 0 ? 1 : 0;
+        break;
+    }
+    val[i] = good ? v : 0;
+    ok[i] = good ? 1 : 0;
+  }
 }
 
 absl::StatusOr<int64_t> EvaluateInt(const ExprContext& ctx, Expr e, const Assignment& assignment) {

@@ -347,5 +347,86 @@ TEST(EvalTest, AssignmentEvaluatorMatchesEvaluateAcrossRoots) {
                        "division by zero in 'K floordiv F': the divisor 'F' is 0"));
 }
 
+// CompiledExprs case by case (randomized agreement with Evaluate: random_test.cc): each row
+// is one root over x and y (bound) and u (unbound), at x = X, y = Y; want_ok/want are the
+// expected run result.
+TEST(CompiledExprsTest, Cases) {
+  ExprContext ctx;
+  const Expr x = *ctx.Var("x", R(INT64_MIN, INT64_MAX));
+  const Expr y = *ctx.Var("y", R(INT64_MIN, INT64_MAX));
+  ASSERT_OK(ctx.Var("u", R(0, 9)).status());
+  const struct {
+    const char* text;
+    int64_t x, y;
+    bool want_ok;
+    int64_t want;
+  } kCases[] = {
+      {"x + y * 3", 2, 5, true, 17},
+      {"x floordiv y", -7, 2, true, -4},
+      {"x mod y", -7, 2, true, 1},
+      {"x mod y", INT64_MIN, -1, true, 0},          // no INT64_MIN % -1 trap
+      {"x floordiv y", INT64_MIN, -1, false, 0},    // overflow
+      {"x floordiv y", 5, 0, false, 0},             // division by zero
+      {"x mod y", 5, 0, false, 0},
+      {"x * y", INT64_MAX, 2, false, 0},            // overflow
+      {"x + y", INT64_MAX, 1, false, 0},
+      {"min(x, y) + max(x, y)", 3, -4, true, -1},
+      {"x == y", 4, 4, true, 1},
+      {"x != y", 4, 4, true, 0},
+      {"x < y", 3, 4, true, 1},
+      {"x <= y", 5, 4, true, 0},
+      {"not (x < y)", 3, 4, true, 0},
+      {"u + 1", 0, 0, false, 0},                    // unbound
+      // And / Or: an absorbing operand decides even when another operand fails.
+      {"x floordiv y == 1 and x < 0", 5, 0, true, 0},
+      {"x floordiv y == 1 and x > 0", 5, 0, false, 0},
+      {"x floordiv y == 1 or x > 0", 5, 0, true, 1},
+      {"x floordiv y == 1 or x < 0", 5, 0, false, 0},
+      {"u == 1 or x == 5", 5, 0, true, 1},
+      {"true and x == 5", 5, 0, true, 1},
+      {"7", 0, 0, true, 7},
+  };
+  std::vector<Expr> roots;
+  for (const auto& c : kCases) {
+    ASSERT_OK_AND_ASSIGN(Expr e, ParseExpr(ctx, c.text));
+    roots.push_back(e);
+  }
+  roots.push_back(roots[0]);  // a root listed twice
+  const CompiledExprs compiled(ctx, roots, {x, y});
+  EXPECT_EQ(compiled.num_vars(), 2u);
+  ASSERT_EQ(compiled.num_roots(), roots.size());
+  CompiledExprs::Scratch scratch;
+  for (size_t i = 0; i < std::size(kCases); ++i) {
+    const auto& c = kCases[i];
+    compiled.Run({c.x, c.y}, scratch);
+    const Assignment a = {{"x", c.x}, {"y", c.y}};
+    EXPECT_EQ(compiled.ok(scratch, i), c.want_ok) << c.text;
+    EXPECT_EQ(Evaluate(ctx, roots[i], a).ok(), c.want_ok) << c.text;
+    if (c.want_ok && compiled.ok(scratch, i)) {
+      EXPECT_EQ(compiled.value(scratch, i), c.want) << c.text;
+    }
+  }
+  compiled.Run({2, 5}, scratch);
+  EXPECT_EQ(compiled.value(scratch, roots.size() - 1), 17);
+  // No roots: runs, with nothing to read.
+  const CompiledExprs empty(ctx, {}, {x});
+  empty.Run({1}, scratch);
+  EXPECT_EQ(empty.num_roots(), 0u);
+}
+
+TEST(CompiledExprsDeathTest, MisuseIsChecked) {
+  ExprContext ctx;
+  const Expr x = *ctx.Var("x", R(0, 9));
+  ASSERT_OK_AND_ASSIGN(Expr e, ParseExpr(ctx, "x floordiv 0"));
+  EXPECT_DEATH(CompiledExprs(ctx, {e}, {e}), "vars\\[0\\] is not a variable: x floordiv 0");
+  EXPECT_DEATH(CompiledExprs(ctx, {e}, {x, x}), "variable 'x' is listed twice");
+  const CompiledExprs compiled(ctx, {e}, {x});
+  CompiledExprs::Scratch scratch;
+  EXPECT_DEATH(compiled.Run({1, 2}, scratch), "CompiledExprs::Run with 2 values for 1 variables");
+  compiled.Run({1}, scratch);
+  EXPECT_FALSE(compiled.ok(scratch, 0));
+  EXPECT_DEATH((void)compiled.value(scratch, 0), "CompiledExprs::value of root 0, which failed");
+}
+
 }  // namespace
 }  // namespace prism

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prism/base/rng.h"
@@ -206,6 +207,56 @@ TEST(RandomExprTest, SimplifyPreservesValues) {
   }
   EXPECT_GE(exprs, 1000);
   EXPECT_GT(compared, 15000);
+}
+
+// CompiledExprs against Evaluate, root by root: the same value where Evaluate has one, a
+// failed root exactly where Evaluate errs. Programs of 40 roots share subexpressions; z is
+// left out of the compiled variables in half of them (unbound, as when the assignment lacks
+// it), and one assignment in four is large enough to overflow.
+TEST(RandomExprTest, CompiledExprsMatchEvaluate) {
+  ExprContext ctx;
+  Generator gen(ctx, /*seed=*/5);
+  const Expr x = *ctx.Var("x", *Domain::Range(-20, 20));
+  const Expr y = *ctx.Var("y", *Domain::Range(-20, 20));
+  const Expr z = *ctx.Var("z", *Domain::Range(-20, 20));
+  int values = 0, failures = 0, overflows = 0, unbound = 0;
+  for (int program = 0; program < 60; ++program) {
+    std::vector<Expr> roots;
+    for (int i = 0; i < 40; ++i) roots.push_back(i % 3 == 0 ? gen.Bool(3) : gen.Int(4));
+    const bool with_z = program % 2 == 0;
+    const std::vector<Expr> vars = with_z ? std::vector<Expr>{y, x, z} : std::vector<Expr>{x, y};
+    const CompiledExprs compiled(ctx, roots, vars);
+    ASSERT_EQ(compiled.num_roots(), roots.size());
+    CompiledExprs::Scratch scratch;
+    for (int k = 0; k < 8; ++k) {
+      Assignment a = gen.RandomAssignment();
+      if (k % 4 == 3) {
+        for (auto& [name, v] : a) v *= int64_t{1} << 58;
+      }
+      if (!with_z) a.erase("z");
+      std::vector<int64_t> in;
+      for (Expr v : vars) in.push_back(a.at(ctx.var_name(v)));
+      compiled.Run(in, scratch);
+      for (size_t i = 0; i < roots.size(); ++i) {
+        const absl::StatusOr<int64_t> want = Evaluate(ctx, roots[i], a);
+        ASSERT_EQ(compiled.ok(scratch, i), want.ok())
+            << ctx.ToString(roots[i]) << ": " << want.status();
+        if (want.ok()) {
+          ASSERT_EQ(compiled.value(scratch, i), *want) << ctx.ToString(roots[i]);
+          ++values;
+        } else {
+          ++failures;
+          const std::string message(want.status().message());
+          overflows += absl::StrContains(message, "overflow") ? 1 : 0;
+          unbound += absl::StrContains(message, "unbound") ? 1 : 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(values, 10000);
+  EXPECT_GT(overflows, 50);
+  EXPECT_GT(unbound, 500);
+  EXPECT_GT(failures, overflows + unbound);  // divisions by zero too
 }
 
 TEST(RandomExprTest, ParsePrintRoundTrip) {

@@ -18,9 +18,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "prism/expr/expr.h"
 
 namespace prism {
@@ -59,6 +61,57 @@ class AssignmentEvaluator {
  private:
   const ExprContext& ctx_;
   std::unique_ptr<internal::Evaluator> impl_;
+};
+
+// A fixed set of expressions of one context compiled for evaluation at many assignments of a
+// fixed list of variables: the shared subexpressions in one operands-first array, no hashing,
+// name lookups or allocations per run (a family's constraints and metrics at every enumerated
+// instance, prune/family.h). Agrees with Evaluate: where Evaluate returns a value, Run gives
+// that value (booleans as 0 or 1); where Evaluate returns an error (overflow, division by zero,
+// an unbound variable), Run marks the root failed and the caller asks Evaluate for the message.
+//
+//   CompiledExprs program(ctx, {smem, fits}, {F, T});  // F, T: the Var expressions
+//   CompiledExprs::Scratch scratch;                      // reuse it across runs
+//   program.Run({32, 128}, scratch);
+//   if (program.ok(scratch, 0)) use(program.value(scratch, 0));
+//
+// The program keeps no reference to `ctx`. Run is const and thread-compatible: concurrent runs
+// need a scratch each.
+class CompiledExprs {
+ public:
+  // Per-run storage, one entry per node.
+  struct Scratch {
+    std::vector<int64_t> value;
+    std::vector<uint8_t> ok;
+  };
+
+  CompiledExprs() = default;
+  // `vars`: Var expressions of `ctx`, in the order Run takes their values (PRISM_CHECK: Var
+  // kind, no duplicates). A variable of the roots that is not in `vars` is unbound: every root
+  // that needs it fails, as Evaluate fails without it in the assignment.
+  CompiledExprs(const ExprContext& ctx, absl::Span<const Expr> roots, absl::Span<const Expr> vars);
+
+  size_t num_roots() const { return roots_.size(); }
+  size_t num_vars() const { return num_vars_; }
+
+  // Evaluates every root with values[i] for vars[i] (PRISM_CHECK: values.size() == num_vars()).
+  void Run(absl::Span<const int64_t> values, Scratch& scratch) const;
+  // After Run with `scratch`: whether root i has a value, and the value (0/1 for booleans;
+  // PRISM_CHECK: ok).
+  bool ok(const Scratch& scratch, size_t root) const { return scratch.ok[roots_[root]] != 0; }
+  int64_t value(const Scratch& scratch, size_t root) const;
+
+ private:
+  struct Node {
+    ExprKind kind;
+    uint32_t first = 0;  // operands_[first, first + count): node indices
+    uint32_t count = 0;
+    int64_t payload = 0;  // Const/BoolConst: the value; Var: its index in `vars`, -1 if unbound
+  };
+  std::vector<Node> nodes_;  // operands before users
+  std::vector<uint32_t> operands_;
+  std::vector<uint32_t> roots_;  // node index of each root
+  size_t num_vars_ = 0;
 };
 
 // Floor division / modulo helpers with the semantics of FloorDiv/Mod (b != 0; the only
