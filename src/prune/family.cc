@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <memory>
+#include <mutex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -58,7 +60,71 @@ bool IsName(absl::string_view s) {
 
 }  // namespace
 
-Family::Family(std::string name, ExprContext& ctx) : name_(std::move(name)), ctx_(&ctx) {}
+struct Family::Plan {
+  CompiledExprs program;  // roots: constraints_ in order, then StandardMetrics() in order
+};
+
+struct Family::PlanSlot {
+  std::once_flag once;
+  std::unique_ptr<const Plan> plan;
+};
+
+Family::Family(std::string name, ExprContext& ctx)
+    : name_(std::move(name)), ctx_(&ctx), plan_(std::make_shared<PlanSlot>()) {}
+
+const Family::Plan& Family::GetPlan() const {
+  if (plan_ == nullptr) plan_ = std::make_shared<PlanSlot>();  // a moved-from family
+  PlanSlot& slot = *plan_;
+  std::call_once(slot.once, [&] {
+    std::vector<Expr> roots;
+    roots.reserve(constraints_.size() + StandardMetrics().size());
+    for (const NamedConstraint& c : constraints_) roots.push_back(c.condition);
+    for (const MetricInfo& m : StandardMetrics()) roots.push_back(MetricOrDefault(m.name));
+    std::vector<Expr> vars;
+    vars.reserve(parameters_.size());
+    for (const Parameter& p : parameters_) vars.push_back(p.var);
+    auto plan = std::make_unique<Plan>();
+    plan->program = CompiledExprs(*ctx_, roots, vars);
+    slot.plan = std::move(plan);
+  });
+  return *slot.plan;
+}
+
+bool Family::RunPlan(absl::Span<const int64_t> values, Numbers& out) const {
+  const Plan& plan = GetPlan();
+  plan.program.Run(values, out.scratch);
+  const size_t nc = constraints_.size();
+  const size_t nm = StandardMetrics().size();
+  out.holds.resize(nc);
+  out.metrics.resize(nm);
+  for (size_t i = 0; i < nc + nm; ++i) {
+    if (!plan.program.ok(out.scratch, i)) return false;
+    const int64_t v = plan.program.value(out.scratch, i);
+    if (i < nc) {
+      out.holds[i] = v;
+    } else {
+      out.metrics[i - nc] = v;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<bool> Family::EvaluateNumbers(absl::Span<const int64_t> values,
+                                            Numbers& out) const {
+  PRISM_CHECK(values.size() == parameters_.size(), "family ", name_, ": ", values.size(),
+              " values for ", parameters_.size(), " parameters");
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!parameters_[i].domain.Contains(values[i])) return false;
+  }
+  if (RunPlan(values, out)) return true;
+  // A constraint or metric has no value: Evaluate's error, with its message.
+  Assignment a;
+  for (size_t i = 0; i < values.size(); ++i) a[parameters_[i].name] = values[i];
+  const absl::StatusOr<Evaluation> slow = EvaluateSlowly(a);
+  PRISM_CHECK(!slow.ok(), "family ", name_,
+              ": the compiled evaluation failed where the tree evaluation succeeded");
+  return slow.status();
+}
 
 const Parameter* Family::FindParameter(absl::string_view name) const {
   for (const Parameter& p : parameters_) {
@@ -78,6 +144,7 @@ absl::StatusOr<Expr> Family::AddParameter(absl::string_view name, const Domain& 
   }
   PRISM_ASSIGN_OR_RETURN(Expr var, ctx_->Var(name, domain));
   parameters_.push_back(Parameter{std::string(name), domain, var, std::string(doc)});
+  plan_ = std::make_shared<PlanSlot>();
   return var;
 }
 
@@ -126,6 +193,7 @@ absl::Status Family::AddConstraint(absl::string_view name, Expr condition,
   }
   PRISM_RETURN_IF_ERROR(CheckOverParameters(absl::StrCat("constraint ", name), condition));
   constraints_.push_back(NamedConstraint{std::string(name), condition, std::string(why)});
+  plan_ = std::make_shared<PlanSlot>();
   return absl::OkStatus();
 }
 
@@ -141,6 +209,7 @@ absl::Status Family::SetMetric(absl::string_view name, Expr value) {
   }
   PRISM_RETURN_IF_ERROR(CheckOverParameters(absl::StrCat("metric ", name), value));
   metrics_[std::string(name)] = value;
+  plan_ = std::make_shared<PlanSlot>();
   return absl::OkStatus();
 }
 
@@ -190,6 +259,13 @@ absl::Status Family::SetMetricText(absl::string_view name, absl::string_view tex
     return absl::InvalidArgumentError(absl::StrCat("metric ", name, ": ", e.status().message()));
   }
   return SetMetric(name, *e);
+}
+
+bool Family::HasMetric(absl::string_view name) const {
+  // A scan: at most StandardMetrics().size() entries, and no key string built (the pruner asks
+  // for every metric of a family at each instance it checks).
+  return std::any_of(metrics_.begin(), metrics_.end(),
+                     [&](const auto& entry) { return entry.first == name; });
 }
 
 Expr Family::MetricOrDefault(absl::string_view name) const {
@@ -250,6 +326,31 @@ absl::Status Family::ForEachAssignment(const std::function<bool(const Assignment
 }
 
 absl::StatusOr<Family::Evaluation> Family::Evaluate(const Assignment& assignment) const {
+  for (const auto& [name, value] : assignment) {
+    if (FindParameter(name) == nullptr) return EvaluateSlowly(assignment);
+  }
+  Evaluation ev;
+  std::vector<int64_t> values;
+  values.reserve(parameters_.size());
+  for (const Parameter& p : parameters_) {
+    auto it = assignment.find(p.name);
+    if (it == assignment.end() || !p.domain.Contains(it->second)) {
+      return EvaluateSlowly(assignment);
+    }
+    values.push_back(it->second);
+  }
+  thread_local Numbers numbers;
+  if (!RunPlan(values, numbers)) return EvaluateSlowly(assignment);
+  for (size_t i = 0; i < constraints_.size(); ++i) {
+    if (numbers.holds[i] == 0) ev.violated_constraints.push_back(constraints_[i].name);
+  }
+  for (size_t j = 0; j < StandardMetrics().size(); ++j) {
+    ev.metrics.emplace(std::string(StandardMetrics()[j].name), numbers.metrics[j]);
+  }
+  return ev;
+}
+
+absl::StatusOr<Family::Evaluation> Family::EvaluateSlowly(const Assignment& assignment) const {
   for (const auto& [name, value] : assignment) {
     if (FindParameter(name) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("assignment names '", name,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -193,6 +194,18 @@ struct Pruner::Impl {
   // Concrete check; `violated` gets constraint and rule names.
   absl::StatusOr<InstanceCheck> Check(const Family& family, const Assignment& a,
                                       std::optional<double> incumbent_us);
+  // Check(family, a, incumbent_us)->ok() without the names (no strings or maps per call),
+  // for the enumeration's leaves: false where that is false, an error where Check errs or
+  // where it would fail, which the leaves treat alike (neither is an instance). `compiled`:
+  // GetCompiled(FlagMask(family)); the rest is reused storage.
+  struct PassScratch {
+    std::vector<int64_t> values;
+    std::vector<int64_t> inputs;
+    Family::Numbers numbers;
+  };
+  absl::StatusOr<bool> Passes(const Family& family, const Compiled& compiled,
+                              const Assignment& a, std::optional<double> incumbent_us,
+                              PassScratch& scratch) const;
   std::string kept_text;  // Dump's in-memory query (options.keep_queries)
   absl::StatusOr<std::string> Dump(const Family& family, absl::string_view query,
                                    const smt::CheckResult& r, absl::string_view decision,
@@ -518,16 +531,37 @@ absl::StatusOr<InstanceCheck> Pruner::Impl::Check(const Family& family, const As
                                                   std::optional<double> incumbent_us) {
   InstanceCheck out;
   PRISM_RETURN_IF_ERROR(CheckNames(family));
-  PRISM_ASSIGN_OR_RETURN(Family::Evaluation ev, family.Evaluate(a));
-  out.domain_violations = std::move(ev.domain_violations);
-  if (!out.domain_violations.empty()) return out;
-  for (const std::string& c : ev.violated_constraints) {
-    out.violated.push_back(absl::StrCat(kConstraintPrefix, c));
+  // Family::Evaluate's answer from its numbers (EvaluateNumbers): Evaluate itself only for
+  // what they do not carry (names, domain violations, errors).
+  std::vector<int64_t> values;
+  values.reserve(family.parameters().size());
+  for (const Parameter& p : family.parameters()) {
+    auto it = a.find(p.name);
+    if (it == a.end()) break;
+    values.push_back(it->second);
+  }
+  thread_local Family::Numbers numbers;
+  std::optional<bool> in_domains;
+  if (values.size() == family.parameters().size() && a.size() == values.size()) {
+    PRISM_ASSIGN_OR_RETURN(in_domains, family.EvaluateNumbers(values, numbers));
+  }
+  if (!in_domains.value_or(false)) {
+    PRISM_ASSIGN_OR_RETURN(Family::Evaluation ev, family.Evaluate(a));
+    out.domain_violations = std::move(ev.domain_violations);
+    PRISM_CHECK(!out.domain_violations.empty(), "family ", family.name(),
+                ": EvaluateNumbers and Evaluate disagree on the domains");
+    return out;
+  }
+  for (size_t i = 0; i < family.constraints().size(); ++i) {
+    if (numbers.holds[i] == 0) {
+      out.violated.push_back(absl::StrCat(kConstraintPrefix, family.constraints()[i].name));
+    }
   }
   std::vector<int64_t> inputs;
   inputs.reserve(metric_names.size() + 1);
-  for (const std::string& m : metric_names) inputs.push_back(ev.metrics.at(m));
+  inputs.assign(numbers.metrics.begin(), numbers.metrics.end());  // metric_names' order
   inputs.push_back(IncumbentPs(incumbent_us));
+  for (size_t j = 0; j < metric_names.size(); ++j) out.metrics.emplace(metric_names[j], inputs[j]);
   PRISM_ASSIGN_OR_RETURN(const Compiled* c, GetCompiled(FlagMask(family)));
   for (size_t i = 0; i < rules.size(); ++i) {
     if (rules[i].info.kind == RuleInfo::Kind::kDominance && !incumbent_us) continue;
@@ -543,8 +577,35 @@ absl::StatusOr<InstanceCheck> Pruner::Impl::Check(const Family& family, const As
   // The bound is undefined only where a rule already fails (e.g. a grid of 0 blocks).
   absl::StatusOr<double> lb_ns = c->cost_lb.EvaluateNumber(inputs);
   out.cost_lower_bound_us = lb_ns.ok() ? *lb_ns / 1000.0 : 0.0;
-  out.metrics = std::move(ev.metrics);
   return out;
+}
+
+absl::StatusOr<bool> Pruner::Impl::Passes(const Family& family, const Compiled& compiled,
+                                          const Assignment& a,
+                                          std::optional<double> incumbent_us,
+                                          PassScratch& scratch) const {
+  std::vector<int64_t>& values = scratch.values;
+  values.clear();
+  for (const Parameter& p : family.parameters()) {
+    auto it = a.find(p.name);
+    if (it == a.end()) return family.Evaluate(a).status();  // "parameter '...' is not assigned"
+    values.push_back(it->second);
+  }
+  if (a.size() != values.size()) return family.Evaluate(a).status();  // a name not a parameter
+  PRISM_ASSIGN_OR_RETURN(bool in_domains, family.EvaluateNumbers(values, scratch.numbers));
+  if (!in_domains) return false;
+  for (int64_t holds : scratch.numbers.holds) {
+    if (holds == 0) return false;
+  }
+  std::vector<int64_t>& inputs = scratch.inputs;
+  inputs.assign(scratch.numbers.metrics.begin(), scratch.numbers.metrics.end());  // metric_names
+  inputs.push_back(IncumbentPs(incumbent_us));
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (rules[i].info.kind == RuleInfo::Kind::kDominance && !incumbent_us) continue;
+    PRISM_ASSIGN_OR_RETURN(bool holds, compiled.rules[i].EvaluateBool(inputs));
+    if (!holds) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<std::string> Pruner::Impl::Dump(const Family& family, absl::string_view query,
@@ -874,15 +935,13 @@ absl::Status Pruner::EnumerateInstances(const Family& family, std::optional<doub
                                         const std::function<bool(const Assignment&)>& visit) {
   Impl& m = *impl_;
   PRISM_RETURN_IF_ERROR(m.CheckNames(family));
-  PRISM_RETURN_IF_ERROR(m.GetCompiled(FlagMask(family)).status());
+  PRISM_ASSIGN_OR_RETURN(const Impl::Compiled* compiled, m.GetCompiled(FlagMask(family)));
+  Impl::PassScratch scratch;
   const auto leaf = [&](const Assignment& a) -> bool {
-    absl::StatusOr<InstanceCheck> c = m.Check(family, a, incumbent_us);
-    if (!c.ok()) {
-      // An assignment whose metrics cannot be evaluated (overflow, division by zero) is not
-      // an instance.
-      return true;
-    }
-    return !c->ok() || visit(a);
+    // An assignment whose metrics cannot be evaluated (overflow, division by zero) is not
+    // an instance.
+    absl::StatusOr<bool> passes = m.Passes(family, *compiled, a, incumbent_us, scratch);
+    return !passes.ok() || !*passes || visit(a);
   };
   if (family.SpaceSize() <= m.options.brute_force_limit) {
     return family.ForEachAssignment(leaf);

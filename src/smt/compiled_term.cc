@@ -34,7 +34,9 @@ absl::StatusOr<CompiledTerm::Rational> CompiledTerm::Run(absl::Span<const int64_
                                                    " inputs, got ", inputs.size()));
   }
   if (code_.empty()) return absl::InvalidArgumentError("empty compiled term");
-  std::vector<Rational> v(code_.size());
+  // One buffer per thread, reused: the pruner runs these at every instance it checks.
+  thread_local std::vector<Rational> v;
+  v.resize(code_.size());
   // A division by zero yields "poison" (den == 0): SMT-LIB leaves its value unspecified, which
   // only matters if it reaches the result. Every operation propagates it, except that ite
   // picks a branch and and/or are decided by a definite false/true operand.

@@ -193,6 +193,87 @@ TEST(FamilyTest, BuildingApi) {
   EXPECT_EQ(f.constraints().size(), 1u);
 }
 
+// EvaluateNumbers against Evaluate at every assignment of the example families' spaces, and
+// at points outside the domains and with evaluation errors (same messages).
+TEST(FamilyTest, EvaluateNumbersMatchesEvaluate) {
+  for (const char* file : kFamilyFiles) {
+    SCOPED_TRACE(file);
+    ExprContext ctx;
+    ASSERT_OK_AND_ASSIGN(Family f, Family::FromJson(LoadFamilyJson(file), ctx));
+    Family::Numbers numbers;
+    int compared = 0;
+    ASSERT_OK(f.ForEachAssignment(
+        [&](const Assignment& a) {
+          std::vector<int64_t> values;
+          for (const Parameter& p : f.parameters()) values.push_back(a.at(p.name));
+          const absl::StatusOr<Family::Evaluation> ev = f.Evaluate(a);
+          const absl::StatusOr<bool> in = f.EvaluateNumbers(values, numbers);
+          EXPECT_EQ(in.status(), ev.status());
+          if (!ev.ok() || !in.ok()) return true;
+          EXPECT_TRUE(*in);
+          std::vector<std::string> violated;
+          for (size_t i = 0; i < f.constraints().size(); ++i) {
+            if (numbers.holds[i] == 0) violated.push_back(f.constraints()[i].name);
+          }
+          EXPECT_EQ(violated, ev->violated_constraints);
+          for (size_t j = 0; j < StandardMetrics().size(); ++j) {
+            EXPECT_EQ(numbers.metrics[j], ev->metrics.at(std::string(StandardMetrics()[j].name)));
+          }
+          ++compared;
+          return true;
+        },
+        int64_t{1} << 16));
+    EXPECT_GT(compared, 0);
+  }
+  // Outside a domain: false (Evaluate lists the violation); an evaluation error: Evaluate's.
+  ExprContext ctx;
+  Family f("toy", ctx);
+  ASSERT_OK(f.AddParameter("t", *Domain::Range(0, 64)).status());
+  ASSERT_OK(f.AddConstraintText("fits", "4096 floordiv t <= 512", ""));
+  Family::Numbers numbers;
+  ASSERT_OK_AND_ASSIGN(bool in, f.EvaluateNumbers({65}, numbers));
+  EXPECT_FALSE(in);
+  ASSERT_OK_AND_ASSIGN(Family::Evaluation ev, f.Evaluate({{"t", 65}}));
+  EXPECT_THAT(ev.domain_violations, ::testing::ElementsAre("t = 65 is not in range(0, 64)"));
+  const char* kMessage =
+      "constraint fits: division by zero in '4096 floordiv t': the divisor 't' is 0";
+  EXPECT_THAT(f.EvaluateNumbers({0}, numbers),
+              StatusIs(absl::StatusCode::kInvalidArgument, kMessage));
+  EXPECT_THAT(f.Evaluate({{"t", 0}}), StatusIs(absl::StatusCode::kInvalidArgument, kMessage));
+  ASSERT_OK_AND_ASSIGN(in, f.EvaluateNumbers({4}, numbers));
+  EXPECT_TRUE(in);
+  EXPECT_THAT(numbers.holds, ::testing::ElementsAre(0));
+}
+
+// Evaluate's compiled plan is rebuilt after every change (regression guard for the cache):
+// a constraint or metric added after an evaluation counts in the next one, and a copy taken
+// before the change keeps evaluating the family as it was.
+TEST(FamilyTest, EvaluationFollowsChanges) {
+  ExprContext ctx;
+  Family f("toy", ctx);
+  ASSERT_OK(f.AddParameter("t", *Domain::Range(1, 64)).status());
+  ASSERT_OK(f.SetMetricText("smem_bytes", "t * 2"));
+  ASSERT_OK_AND_ASSIGN(Family::Evaluation before, f.Evaluate({{"t", 8}}));
+  EXPECT_TRUE(before.violated_constraints.empty());
+  EXPECT_EQ(before.metrics.at("smem_bytes"), 16);
+  const Family copy = f;
+  ASSERT_OK(f.AddConstraintText("small", "t < 4", ""));
+  ASSERT_OK(f.SetMetricText("smem_bytes", "t * 3"));
+  ASSERT_OK_AND_ASSIGN(Family::Evaluation after, f.Evaluate({{"t", 8}}));
+  EXPECT_THAT(after.violated_constraints, ::testing::ElementsAre("small"));
+  EXPECT_EQ(after.metrics.at("smem_bytes"), 24);
+  ASSERT_OK_AND_ASSIGN(Family::Evaluation of_copy, copy.Evaluate({{"t", 8}}));
+  EXPECT_TRUE(of_copy.violated_constraints.empty());
+  EXPECT_EQ(of_copy.metrics.at("smem_bytes"), 16);
+  // A parameter added later is required from then on.
+  ASSERT_OK(f.AddParameter("u", *Domain::Range(1, 2)).status());
+  EXPECT_THAT(f.Evaluate({{"t", 8}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "parameter 'u' is not assigned"));
+  Family::Numbers numbers;
+  ASSERT_OK_AND_ASSIGN(bool in, f.EvaluateNumbers({8, 2}, numbers));
+  EXPECT_TRUE(in);
+}
+
 TEST(FamilyTest, MalformedJson) {
   const nlohmann::json base = LoadFamilyJson("vector_copy.json");
   using Mutation = std::function<void(nlohmann::json&)>;

@@ -43,12 +43,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "nlohmann/json_fwd.hpp"
 #include "prism/expr/domain.h"
 #include "prism/expr/eval.h"
@@ -131,7 +133,7 @@ class Family {
   const std::vector<NamedConstraint>& constraints() const { return constraints_; }
   // The explicitly set metrics, by name.
   const std::map<std::string, Expr>& metrics() const { return metrics_; }
-  bool HasMetric(absl::string_view name) const { return metrics_.count(std::string(name)) > 0; }
+  bool HasMetric(absl::string_view name) const;
   // The metric's expression, or its documented default (StandardMetrics) when absent.
   // PRISM_CHECK that `name` is a standard metric.
   Expr MetricOrDefault(absl::string_view name) const;
@@ -163,6 +165,20 @@ class Family {
   // Constraints and metrics are evaluated only when every parameter is in its domain.
   absl::StatusOr<Evaluation> Evaluate(const Assignment& assignment) const;
 
+  // Evaluate's numbers without its names, for callers that check many instances (the pruner;
+  // no strings, maps or expression walks per call). `values` are the parameters' values in
+  // parameters() order (PRISM_CHECK on the count). Returns false, leaving `out` unspecified,
+  // when a value is outside its parameter's domain (where Evaluate lists domain_violations);
+  // InvalidArgument with Evaluate's message where Evaluate returns an error; else true, with
+  // out.holds[i] the truth (0/1) of constraints()[i] and out.metrics[j] the value of
+  // StandardMetrics()[j]. Reuse `out` across calls.
+  struct Numbers {
+    std::vector<int64_t> holds;
+    std::vector<int64_t> metrics;
+    CompiledExprs::Scratch scratch;
+  };
+  absl::StatusOr<bool> EvaluateNumbers(absl::Span<const int64_t> values, Numbers& out) const;
+
   // ---- serialization ----------------------------------------------------------------------
   nlohmann::json ToJson() const;
   // Errors (InvalidArgument) start with the JSON path of the offending value, e.g.
@@ -176,6 +192,17 @@ class Family {
 
  private:
   absl::Status CheckOverParameters(absl::string_view what, Expr e) const;
+  // Evaluate's constraints and metrics compiled once (CompiledExprs), on first use after the
+  // family last changed. The slot is shared by copies of the family until one of them
+  // changes (each change installs a fresh slot), so concurrent evaluations of one family and
+  // its copies build it once.
+  struct Plan;
+  struct PlanSlot;
+  const Plan& GetPlan() const;
+  // Runs the plan at `values` (in the domains); false if a constraint or metric has no value.
+  bool RunPlan(absl::Span<const int64_t> values, Numbers& out) const;
+  // Evaluate's answer from the tree evaluator: for the exact error messages.
+  absl::StatusOr<Evaluation> EvaluateSlowly(const Assignment& assignment) const;
 
   std::string name_;
   std::string description_;
@@ -184,6 +211,7 @@ class Family {
   std::map<std::string, int64_t> constants_;
   std::vector<NamedConstraint> constraints_;
   std::map<std::string, Expr> metrics_;
+  mutable std::shared_ptr<PlanSlot> plan_;  // null only in a moved-from family
 };
 
 }  // namespace prism::prune
