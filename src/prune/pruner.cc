@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -122,15 +123,55 @@ std::string Decision::ToString() const {
   return absl::StrCat("unknown: ", std::get<Unknown>(result).reason);
 }
 
+namespace internal {
+
+// What a concrete check needs of a pruner's theories, without Z3 (Pruner::Impl::Load).
+struct CheckData {
+  std::vector<RuleInfo> rules;            // rule order
+  std::vector<std::string> metric_names;  // StandardMetrics() order
+  absl::flat_hash_set<std::string> reserved;  // names a parameter may not take
+};
+
+// The rules and the cost bound for one set of metric flags, compiled from their SMT
+// definitions: plain data, evaluated without a solver.
+struct CompiledRules {
+  std::vector<smt::CompiledTerm> rules;  // parallel to CheckData::rules
+  smt::CompiledTerm cost_lb;
+};
+
+// InvalidArgument if a parameter is named like a theory symbol.
+absl::Status CheckNames(const CheckData& d, const Family& family);
+// Pruner::CheckInstance's answer, with the rules compiled for the family's flags.
+absl::StatusOr<InstanceCheck> Check(const CheckData& d, const CompiledRules& c,
+                                    const Family& family, const Assignment& a,
+                                    std::optional<double> incumbent_us);
+// Check(...)->ok() without the names (no strings or maps per call), for the enumeration's
+// leaves: false where that is false, an error where Check errs or where it would fail, which
+// the leaves treat alike (neither is an instance). The scratch is reused storage.
+struct PassScratch {
+  std::vector<int64_t> values;
+  std::vector<int64_t> inputs;
+  Family::Numbers numbers;
+};
+absl::StatusOr<bool> Passes(const CheckData& d, const CompiledRules& c, const Family& family,
+                            const Assignment& a, std::optional<double> incumbent_us,
+                            PassScratch& scratch);
+
+}  // namespace internal
+
+struct InstanceChecker::State {
+  std::shared_ptr<const internal::CheckData> data;
+  std::shared_ptr<const internal::CompiledRules> compiled;
+  uint32_t mask = 0;
+  std::string family;  // the name of the family it was made for, for messages
+};
+
 struct Pruner::Impl {
   struct Rule {
     RuleInfo info;
     Term symbol;  // rule_<name>
   };
-  struct Compiled {
-    std::vector<smt::CompiledTerm> rules;  // parallel to `rules`
-    smt::CompiledTerm cost_lb;
-  };
+  using Compiled = internal::CompiledRules;
   // The state of the family scope that Decide / EnumerateInstances open: the family is
   // encoded lazily, only as far as the labels asserted so far need it.
   struct Scope {
@@ -160,7 +201,9 @@ struct Pruner::Impl {
   std::vector<Term> flag_symbols;
   Term incumbent_symbol;
   Term cost_lb_symbol;
-  absl::flat_hash_map<uint32_t, Compiled> compiled;
+  absl::flat_hash_map<uint32_t, std::shared_ptr<const Compiled>> compiled;  // stable pointers
+  // Load's products that a concrete check needs (shared with InstanceCheckers).
+  std::shared_ptr<const internal::CheckData> check_data;
   std::optional<Scope> scope;
   // Names a parameter may not take: every theory symbol and rule label.
   absl::flat_hash_set<std::string> reserved;
@@ -182,30 +225,14 @@ struct Pruner::Impl {
   std::vector<std::string> DomainLabels() const;
   // InvalidArgument if a parameter is named like a theory symbol.
   absl::Status CheckNames(const Family& family) const {
-    for (const Parameter& p : family.parameters()) {
-      if (reserved.contains(p.name)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "family ", family.name(), ": parameter '", p.name,
-            "' cannot be declared in the SMT theory (its name is taken by a theory symbol)"));
-      }
-    }
-    return absl::OkStatus();
+    return internal::CheckNames(*check_data, family);
   }
   // Concrete check; `violated` gets constraint and rule names.
   absl::StatusOr<InstanceCheck> Check(const Family& family, const Assignment& a,
-                                      std::optional<double> incumbent_us);
-  // Check(family, a, incumbent_us)->ok() without the names (no strings or maps per call),
-  // for the enumeration's leaves: false where that is false, an error where Check errs or
-  // where it would fail, which the leaves treat alike (neither is an instance). `compiled`:
-  // GetCompiled(FlagMask(family)); the rest is reused storage.
-  struct PassScratch {
-    std::vector<int64_t> values;
-    std::vector<int64_t> inputs;
-    Family::Numbers numbers;
-  };
-  absl::StatusOr<bool> Passes(const Family& family, const Compiled& compiled,
-                              const Assignment& a, std::optional<double> incumbent_us,
-                              PassScratch& scratch) const;
+                                      std::optional<double> incumbent_us) {
+    PRISM_ASSIGN_OR_RETURN(const Compiled* c, GetCompiled(FlagMask(family)));
+    return internal::Check(*check_data, *c, family, a, incumbent_us);
+  }
   std::string kept_text;  // Dump's in-memory query (options.keep_queries)
   absl::StatusOr<std::string> Dump(const Family& family, absl::string_view query,
                                    const smt::CheckResult& r, absl::string_view decision,
@@ -369,11 +396,13 @@ absl::Status Pruner::Impl::Load() {
   for (const std::string& n : flag_names) reserved.insert(n);
   for (const Rule& r : rules) reserved.insert(r.info.name);
   reserved.insert(std::string(kIncumbentNs));
+  check_data = std::make_shared<const internal::CheckData>(
+      internal::CheckData{rule_infos, metric_names, reserved});
   return absl::OkStatus();
 }
 
 absl::StatusOr<const Pruner::Impl::Compiled*> Pruner::Impl::GetCompiled(uint32_t mask) {
-  if (auto it = compiled.find(mask); it != compiled.end()) return &it->second;
+  if (auto it = compiled.find(mask); it != compiled.end()) return it->second.get();
   PRISM_CHECK(solver->depth() == 0, "rules must be compiled outside of a family scope");
   smt::Solver& s = *solver;
   s.Push();
@@ -400,7 +429,7 @@ absl::StatusOr<const Pruner::Impl::Compiled*> Pruner::Impl::GetCompiled(uint32_t
   absl::StatusOr<Compiled> c = body();
   s.Pop();
   if (!c.ok()) return c.status();
-  return &(compiled[mask] = *std::move(c));
+  return (compiled[mask] = std::make_shared<const Compiled>(*std::move(c))).get();
 }
 
 absl::Status Pruner::Impl::OpenScope(const Family& family,
@@ -527,10 +556,24 @@ std::vector<std::string> Pruner::Impl::AllLabels() const {
   return out;
 }
 
-absl::StatusOr<InstanceCheck> Pruner::Impl::Check(const Family& family, const Assignment& a,
-                                                  std::optional<double> incumbent_us) {
+namespace internal {
+
+absl::Status CheckNames(const CheckData& d, const Family& family) {
+  for (const Parameter& p : family.parameters()) {
+    if (d.reserved.contains(p.name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "family ", family.name(), ": parameter '", p.name,
+          "' cannot be declared in the SMT theory (its name is taken by a theory symbol)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<InstanceCheck> Check(const CheckData& d, const CompiledRules& c,
+                                    const Family& family, const Assignment& a,
+                                    std::optional<double> incumbent_us) {
   InstanceCheck out;
-  PRISM_RETURN_IF_ERROR(CheckNames(family));
+  PRISM_RETURN_IF_ERROR(CheckNames(d, family));
   // Family::Evaluate's answer from its numbers (EvaluateNumbers): Evaluate itself only for
   // what they do not carry (names, domain violations, errors).
   std::vector<int64_t> values;
@@ -558,32 +601,30 @@ absl::StatusOr<InstanceCheck> Pruner::Impl::Check(const Family& family, const As
     }
   }
   std::vector<int64_t> inputs;
-  inputs.reserve(metric_names.size() + 1);
+  inputs.reserve(d.metric_names.size() + 1);
   inputs.assign(numbers.metrics.begin(), numbers.metrics.end());  // metric_names' order
   inputs.push_back(IncumbentPs(incumbent_us));
-  for (size_t j = 0; j < metric_names.size(); ++j) out.metrics.emplace(metric_names[j], inputs[j]);
-  PRISM_ASSIGN_OR_RETURN(const Compiled* c, GetCompiled(FlagMask(family)));
-  for (size_t i = 0; i < rules.size(); ++i) {
-    if (rules[i].info.kind == RuleInfo::Kind::kDominance && !incumbent_us) continue;
-    absl::StatusOr<bool> holds = c->rules[i].EvaluateBool(inputs);
+  for (size_t j = 0; j < d.metric_names.size(); ++j) out.metrics.emplace(d.metric_names[j], inputs[j]);
+  for (size_t i = 0; i < d.rules.size(); ++i) {
+    if (d.rules[i].kind == RuleInfo::Kind::kDominance && !incumbent_us) continue;
+    absl::StatusOr<bool> holds = c.rules[i].EvaluateBool(inputs);
     if (!holds.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("family ", family.name(), ": rule ",
-                                                     rules[i].info.name, " at ",
+                                                     d.rules[i].name, " at ",
                                                      AssignmentText(a), ": ",
                                                      holds.status().message()));
     }
-    if (!*holds) out.violated.push_back(rules[i].info.name);
+    if (!*holds) out.violated.push_back(d.rules[i].name);
   }
   // The bound is undefined only where a rule already fails (e.g. a grid of 0 blocks).
-  absl::StatusOr<double> lb_ns = c->cost_lb.EvaluateNumber(inputs);
+  absl::StatusOr<double> lb_ns = c.cost_lb.EvaluateNumber(inputs);
   out.cost_lower_bound_us = lb_ns.ok() ? *lb_ns / 1000.0 : 0.0;
   return out;
 }
 
-absl::StatusOr<bool> Pruner::Impl::Passes(const Family& family, const Compiled& compiled,
-                                          const Assignment& a,
-                                          std::optional<double> incumbent_us,
-                                          PassScratch& scratch) const {
+absl::StatusOr<bool> Passes(const CheckData& d, const CompiledRules& c, const Family& family,
+                            const Assignment& a, std::optional<double> incumbent_us,
+                            PassScratch& scratch) {
   std::vector<int64_t>& values = scratch.values;
   values.clear();
   for (const Parameter& p : family.parameters()) {
@@ -600,13 +641,15 @@ absl::StatusOr<bool> Pruner::Impl::Passes(const Family& family, const Compiled& 
   std::vector<int64_t>& inputs = scratch.inputs;
   inputs.assign(scratch.numbers.metrics.begin(), scratch.numbers.metrics.end());  // metric_names
   inputs.push_back(IncumbentPs(incumbent_us));
-  for (size_t i = 0; i < rules.size(); ++i) {
-    if (rules[i].info.kind == RuleInfo::Kind::kDominance && !incumbent_us) continue;
-    PRISM_ASSIGN_OR_RETURN(bool holds, compiled.rules[i].EvaluateBool(inputs));
+  for (size_t i = 0; i < d.rules.size(); ++i) {
+    if (d.rules[i].kind == RuleInfo::Kind::kDominance && !incumbent_us) continue;
+    PRISM_ASSIGN_OR_RETURN(bool holds, c.rules[i].EvaluateBool(inputs));
     if (!holds) return false;
   }
   return true;
 }
+
+}  // namespace internal
 
 absl::StatusOr<std::string> Pruner::Impl::Dump(const Family& family, absl::string_view query,
                                                const smt::CheckResult& r,
@@ -716,6 +759,33 @@ absl::StatusOr<InstanceCheck> Pruner::CheckInstance(const Family& family,
                                                     const Assignment& assignment,
                                                     std::optional<double> incumbent_us) {
   return impl_->Check(family, assignment, incumbent_us);
+}
+
+absl::StatusOr<InstanceChecker> Pruner::MakeChecker(const Family& family) {
+  Impl& m = *impl_;
+  PRISM_RETURN_IF_ERROR(m.CheckNames(family));
+  const uint32_t mask = FlagMask(family);
+  PRISM_RETURN_IF_ERROR(m.GetCompiled(mask).status());
+  auto state = std::make_shared<InstanceChecker::State>();
+  state->data = m.check_data;
+  state->compiled = m.compiled.at(mask);
+  state->mask = mask;
+  state->family = family.name();
+  InstanceChecker checker;
+  checker.state_ = std::move(state);
+  return checker;
+}
+
+absl::StatusOr<InstanceCheck> InstanceChecker::Check(const Family& family,
+                                                     const Assignment& assignment,
+                                                     std::optional<double> incumbent_us) const {
+  PRISM_CHECK(state_ != nullptr, "InstanceChecker::Check on a checker no pruner made");
+  if (FlagMask(family) != state_->mask) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "family ", family.name(), " sets other metrics than family ", state_->family,
+        ", for which this instance checker was made: make one for it (Pruner::MakeChecker)"));
+  }
+  return internal::Check(*state_->data, *state_->compiled, family, assignment, incumbent_us);
 }
 
 absl::StatusOr<Decision> Pruner::Decide(const Family& family, std::optional<double> incumbent_us) {
@@ -936,11 +1006,12 @@ absl::Status Pruner::EnumerateInstances(const Family& family, std::optional<doub
   Impl& m = *impl_;
   PRISM_RETURN_IF_ERROR(m.CheckNames(family));
   PRISM_ASSIGN_OR_RETURN(const Impl::Compiled* compiled, m.GetCompiled(FlagMask(family)));
-  Impl::PassScratch scratch;
+  internal::PassScratch scratch;
   const auto leaf = [&](const Assignment& a) -> bool {
     // An assignment whose metrics cannot be evaluated (overflow, division by zero) is not
     // an instance.
-    absl::StatusOr<bool> passes = m.Passes(family, *compiled, a, incumbent_us, scratch);
+    absl::StatusOr<bool> passes =
+        internal::Passes(*m.check_data, *compiled, family, a, incumbent_us, scratch);
     return !passes.ok() || !*passes || visit(a);
   };
   if (family.SpaceSize() <= m.options.brute_force_limit) {

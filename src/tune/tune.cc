@@ -193,11 +193,11 @@ constexpr int64_t kPointsPerRound = 256;
 constexpr int kMaxSamplingWorkers = 16;
 
 // `residency.sms`: the target's SMs (the strata's one-wave test). `threads` (≥ 1) workers
-// examine the points of the cross product, each with its own Pruner and prune::Family (the
-// checks are of concrete instances: a fresh solver answers them as a shared one would); the
-// result does not depend on `threads`.
-absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::FamilyResult& fr,
-                                        int count, int sm,
+// examine the points of the cross product, each with its own prune::Family and all with
+// `checker` (made for the family's graph: the checks are of concrete instances, which need no
+// solver); the result does not depend on `threads`.
+absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
+                                        const search::FamilyResult& fr, int count, int sm,
                                         const codegen::CodegenOptions::Residency& residency,
                                         int threads) {
   const SGraph& g = *fr.graph;
@@ -335,20 +335,17 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
     }
     return a;
   };
-  // A worker's own solver, family and instantiation cache, made by its thread on first use.
+  // A worker's own family and instantiation cache, made by its thread on first use.
   struct Worker {
     absl::Status status;  // of making them
     std::unique_ptr<ExprContext> ctx;
     std::optional<prune::Family> family;
-    std::optional<prune::Pruner> pruner;
     std::optional<InstanceGenerator> gen;
   };
   auto make_worker = [&](Worker& w) -> absl::Status {
     w.ctx = std::make_unique<ExprContext>();
     PRISM_ASSIGN_OR_RETURN(prune::Family f, BuildFamily(g, *w.ctx));
     w.family = std::move(f);
-    PRISM_ASSIGN_OR_RETURN(prune::Pruner p, prune::Pruner::Create(target));
-    w.pruner = std::move(p);
     w.gen.emplace(g, residency);
     return absl::OkStatus();
   };
@@ -359,7 +356,7 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
     if (pt.key == best_key) return pt;
     // The instance check first: it is cheaper than instantiating and generating, and a point
     // must pass both.
-    absl::StatusOr<prune::InstanceCheck> check = w.pruner->CheckInstance(*w.family, a, std::nullopt);
+    absl::StatusOr<prune::InstanceCheck> check = checker.Check(*w.family, a, std::nullopt);
     if (!check.ok() || !check->ok()) return pt;
     pt.feasible = true;
     absl::StatusOr<codegen::GeneratedCode> code = w.gen->Generate(a);
@@ -382,7 +379,7 @@ absl::StatusOr<Sampled> SampleInstances(const Target& target, const search::Fami
                        wgmma};
     return pt;
   };
-  // At most one worker per 64 points of the walk (a solver takes milliseconds to make).
+  // At most one worker per 64 points of the walk (a family and its plan take a moment to make).
   std::vector<Worker> workers(static_cast<size_t>(
       std::clamp<int64_t>((std::min(size, kMaxAssignmentsWgmma) + 63) / 64, 1, std::max(1, threads))));
   // Rounds of kPointsPerRound points, examined by the workers in parallel (point i of a round
@@ -814,13 +811,28 @@ const char* MethodName(Method method) {
 // work (gqa b=8: 5 of 5.5 s), which its workers then have to themselves. The families' graphs
 // are distinct objects (FamilyResult owns its graph), which SampleInstances only reads.
 // Results in family order; they do not depend on `threads`.
+// `pruner` makes each family's InstanceChecker here, on the caller's thread.
 std::vector<absl::StatusOr<Sampled>> SampleFamilies(
-    const Target& target, const std::vector<search::FamilyResult>& families, size_t first,
+    prune::Pruner& pruner, const std::vector<search::FamilyResult>& families, size_t first,
     size_t n, int count, int sm, const codegen::CodegenOptions::Residency& residency,
     int threads) {
   std::vector<absl::StatusOr<Sampled>> out(n, absl::UnknownError("not sampled"));
+  std::vector<prune::InstanceChecker> checkers(n);
+  for (size_t k = 0; k < n; ++k) {
+    ExprContext ctx;  // the checker keeps no expression
+    absl::StatusOr<prune::Family> family = BuildFamily(*families[first + k].graph, ctx);
+    absl::StatusOr<prune::InstanceChecker> checker =
+        family.ok() ? pruner.MakeChecker(*family) : family.status();
+    if (checker.ok()) {
+      checkers[k] = *std::move(checker);
+    } else {
+      out[k] = checker.status();
+    }
+  }
   RunOnThreads(n, [&](size_t k) {
-    out[k] = SampleInstances(target, families[first + k], count, sm, residency, threads);
+    if (absl::IsUnknown(out[k].status())) {
+      out[k] = SampleInstances(checkers[k], families[first + k], count, sm, residency, threads);
+    }
   });
   return out;
 }
@@ -888,8 +900,10 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   int families_used = 0;
   const int sm = r.device ? r.device->sm() : static_cast<int>(target.compute_capability);
   // The sampling's workers per family: the search's thread count (0: one per core, at most
-  // kMaxSamplingWorkers). Each holds a solver (about 30 MB: `prism optimize --workload gqa
-  // --batch 1 --no-gpu` peaked at 517 MB with 8 workers, 269 MB serially).
+  // kMaxSamplingWorkers). Each holds a family and an instantiation cache; the instance
+  // checks share one InstanceChecker (until 2026-12-07 each worker held a solver of about
+  // 30 MB: `prism optimize --workload gqa --batch 1 --no-gpu` peaked at 517 MB with 8
+  // workers, 269 MB serially).
   const int workers =
       options.search.threads > 0
           ? options.search.threads
@@ -903,7 +917,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     const size_t round = std::min(static_cast<size_t>(options.top_families - families_used),
                                   r.search.families.size() - next);
     std::vector<absl::StatusOr<Sampled>> sampled =
-        SampleFamilies(target, r.search.families, next, round, options.instances_per_family, sm,
+        SampleFamilies(pruner, r.search.families, next, round, options.instances_per_family, sm,
                        residency, workers);
     for (size_t k = 0; k < round; ++k) {
       const size_t f = next + k;

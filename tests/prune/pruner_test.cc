@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -448,6 +449,7 @@ TEST(PrunerTest, DifferentialSoundnessOnRandomFamilies) {
     SCOPED_TRACE(absl::StrCat(spec.name, " incumbent=", incumbent.value_or(-1), " ",
                               f.ToJson().dump()));
     ASSERT_OK_AND_ASSIGN(Decision d, p.Decide(f, incumbent));
+    ASSERT_OK_AND_ASSIGN(InstanceChecker checker, p.MakeChecker(f));
     ++kinds[Kind(d)];
     for (const std::string& l : Core(d)) ++core_labels[l];
     // Brute force with the oracle.
@@ -459,6 +461,15 @@ TEST(PrunerTest, DifferentialSoundnessOnRandomFamilies) {
       // The pruner's compiled evaluation agrees with the oracle.
       absl::StatusOr<InstanceCheck> c = p.CheckInstance(f, a, incumbent);
       EXPECT_TRUE(c.ok()) << c.status();
+      // The pruner-free checker answers exactly as the pruner does.
+      absl::StatusOr<InstanceCheck> by_checker = checker.Check(f, a, incumbent);
+      EXPECT_EQ(by_checker.status(), c.status());
+      if (c.ok() && by_checker.ok()) {
+        EXPECT_EQ(by_checker->violated, c->violated);
+        EXPECT_EQ(by_checker->domain_violations, c->domain_violations);
+        EXPECT_EQ(by_checker->metrics, c->metrics);
+        EXPECT_EQ(by_checker->cost_lower_bound_us, c->cost_lower_bound_us);
+      }
       if (c.ok()) {
         std::vector<std::string> mine = c->violated;
         std::sort(mine.begin(), mine.end());
@@ -676,6 +687,65 @@ TEST(PrunerTest, FamilyErrors) {
   EXPECT_EQ(Kind(d), "feasible");
   EXPECT_THAT(p.CheckInstance(g, {{"T", 64}, {"U", 1}}, std::nullopt),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("U")));
+}
+
+// InstanceChecker: its errors by exact message, and checks from several threads at once (each
+// with a family of its own) equal to the pruner's.
+TEST(PrunerTest, InstanceChecker) {
+  Pruner p = MakePruner();
+  ExprContext ctx;
+  const Spec spec = {"shared", {{"T", "{64, 128, 256, 512, 1024, 2048}"}, {"S", "range(1, 4)"}},
+                     {{"threads_per_block", "T"}, {"smem_bytes", "S * T * 256"}}, {}};
+  Family f = Build(ctx, spec);
+  ASSERT_OK_AND_ASSIGN(InstanceChecker checker, p.MakeChecker(f));
+  ExprContext ctx2;  // T with another domain
+  Family other = Build(ctx2, {"other", {{"T", "{64}"}}, {{"threads_per_block", "T"}}, {}});
+  EXPECT_THAT(checker.Check(other, {{"T", 64}}, std::nullopt),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "family other sets other metrics than family shared, for which this "
+                       "instance checker was made: make one for it (Pruner::MakeChecker)"));
+  Family clash = Build(ctx2, {"clash", {{"flops", "range(1, 4)"}}, {}, {}});
+  EXPECT_THAT(p.MakeChecker(clash),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "family clash: parameter 'flops' cannot be declared in the SMT theory "
+                       "(its name is taken by a theory symbol)"));
+  EXPECT_THAT(checker.Check(f, {{"T", 64}}, std::nullopt),
+              StatusIs(absl::StatusCode::kInvalidArgument, "parameter 'S' is not assigned"));
+  std::vector<InstanceCheck> want;
+  ASSERT_OK(f.ForEachAssignment([&](const Assignment& a) {
+    absl::StatusOr<InstanceCheck> c = p.CheckInstance(f, a, 5.0);
+    EXPECT_TRUE(c.ok()) << c.status();
+    want.push_back(*c);
+    return true;
+  }));
+  int failing = 0;
+  for (const InstanceCheck& c : want) failing += c.ok() ? 0 : 1;
+  EXPECT_GT(failing, 0);  // smem_capacity fails the largest tiles
+  EXPECT_LT(failing, static_cast<int>(want.size()));
+  std::vector<std::vector<InstanceCheck>> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      ExprContext own;
+      Family mine = Build(own, spec);
+      (void)mine.ForEachAssignment([&](const Assignment& a) {
+        absl::StatusOr<InstanceCheck> c = checker.Check(mine, a, 5.0);
+        if (c.ok()) got[t].push_back(*c);
+        return true;
+      });
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::vector<InstanceCheck>& g : got) {
+    ASSERT_EQ(g.size(), want.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_EQ(g[i].violated, want[i].violated);
+      EXPECT_EQ(g[i].metrics, want[i].metrics);
+      EXPECT_EQ(g[i].cost_lower_bound_us, want[i].cost_lower_bound_us);
+    }
+  }
+  EXPECT_DEATH((void)InstanceChecker().Check(f, {{"T", 64}, {"S", 1}}, std::nullopt),
+               "InstanceChecker::Check on a checker no pruner made");
 }
 
 TEST(PrunerTest, MalformedTheoryFiles) {

@@ -148,6 +148,26 @@ struct InstanceCheck {
   bool ok() const { return domain_violations.empty() && violated.empty(); }
 };
 
+// Pruner::CheckInstance without the pruner: the rules and the cost bound compiled for one
+// family's metric flags (plain data, no solver). Pruner::MakeChecker makes one on the pruner's
+// thread; Check is const and may run on any number of threads at once, each with families of
+// its own (an ExprContext is not thread-safe), such as the sampling's workers, which then need
+// no pruner (a Z3 context and the theories parsed) each.
+class InstanceChecker {
+ public:
+  InstanceChecker() = default;  // unusable until assigned from MakeChecker
+  // What Pruner::CheckInstance returns for `family` and `assignment`. `family` must set the
+  // same metrics as the family the checker was made for (InvalidArgument naming both if not);
+  // copies of that family, or families built from the same graph, do.
+  absl::StatusOr<InstanceCheck> Check(const Family& family, const Assignment& assignment,
+                                      std::optional<double> incumbent_us) const;
+
+ private:
+  friend class Pruner;
+  struct State;
+  std::shared_ptr<const State> state_;
+};
+
 class Pruner {
  public:
   // Loads the theories for `target`. Errors: NotFound for missing theory files,
@@ -179,6 +199,10 @@ class Pruner {
   absl::StatusOr<std::vector<Assignment>> EnumerateInstances(const Family& family,
                                                              std::optional<double> incumbent_us,
                                                              int64_t max_count);
+
+  // A checker of `family`'s instances that needs no pruner (InstanceChecker). Errors: as
+  // CheckInstance's for the family itself (a parameter named like a theory symbol).
+  absl::StatusOr<InstanceChecker> MakeChecker(const Family& family);
 
   // Evaluates one assignment (every parameter assigned) against constraints and rules.
   absl::StatusOr<InstanceCheck> CheckInstance(const Family& family, const Assignment& assignment,
