@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "prism/base/check.h"
@@ -256,9 +257,12 @@ class Validator {
   }
 
   // Records D mod divisor == 0 (or fails at once if it is decidedly false).
+  // `splitters` names what divides the dim ("grid x = g and forloop = F"); asked for only when
+  // the dim is not divisible outright (printing expressions is most of this check's cost).
   absl::Status Divisible(int i, Expr extent, Expr divisor, absl::string_view tensor, int dim,
-                         absl::string_view splitters) {
+                         absl::FunctionRef<std::string()> splitters_text) {
     if (internal::PolyDiv(ctx_, extent, divisor).has_value()) return absl::OkStatus();
+    const std::string splitters = splitters_text();
     const Expr cond = Simplify(ctx_, ctx_.Eq(ctx_.Mod(extent, divisor), ctx_.Const(0)));
     if (ctx_.kind(cond) == ExprKind::kBoolConst) {
       if (ctx_.bool_value(cond)) return absl::OkStatus();
@@ -390,37 +394,44 @@ class Validator {
     const std::vector<PartialLayout>& partials = out_.partials[op.tensor];
     for (int d = 0; d < rank; ++d) {
       std::vector<Expr> factors;
-      std::vector<std::string> splitters;
       for (int p = 0; p < kNumGridAxes; ++p) {
         if (imap[p] != d) continue;
         tile.grid_split[d] |= static_cast<uint8_t>(1u << p);
         factors.push_back(b.grid[p]);
-        splitters.push_back(absl::StrCat("grid ", GridAxisName(p), " = ", Str(b.grid[p])));
       }
       if (fmap == d) {
         tile.loop_split[d] = true;
         factors.push_back(b.forloop);
-        splitters.push_back(absl::StrCat("forloop = ", Str(b.forloop)));
       }
       const Expr divisor = Product(ctx_, factors);
       tile.shape[d] = ExactDiv(ctx_, t.shape[d], divisor);
-      PRISM_RETURN_IF_ERROR(
-          Divisible(i, t.shape[d], divisor, t.name, d, absl::StrJoin(splitters, " and ")));
+      PRISM_RETURN_IF_ERROR(Divisible(i, t.shape[d], divisor, t.name, d, [&] {
+        std::vector<std::string> splitters;
+        for (int p = 0; p < kNumGridAxes; ++p) {
+          if (imap[p] == d) {
+            splitters.push_back(absl::StrCat("grid ", GridAxisName(p), " = ", Str(b.grid[p])));
+          }
+        }
+        if (fmap == d) splitters.push_back(absl::StrCat("forloop = ", Str(b.forloop)));
+        return absl::StrJoin(splitters, " and ");
+      }));
       for (const PartialLayout& l : partials) {
         if (l.dim != d) continue;
-        const std::string what =
-            absl::StrCat("tensor ", t.name, " holds ", Str(l.groups), " partial results along dim ",
-                         d, " (one per block along grid axis ", GridAxisName(l.axis), " of kernel ",
-                         KernelDisplayName(g_, l.kernel), ")");
+        const auto what = [&] {
+          return absl::StrCat("tensor ", t.name, " holds ", Str(l.groups),
+                              " partial results along dim ", d, " (one per block along grid axis ",
+                              GridAxisName(l.axis), " of kernel ", KernelDisplayName(g_, l.kernel),
+                              ")");
+        };
         if (tile.grid_split[d] != 0) {
-          return OpError(i, what, ", but grid axis ", AxesString(tile.grid_split[d]),
+          return OpError(i, what(), ", but grid axis ", AxesString(tile.grid_split[d]),
                          " splits that dim; expected the forloop to walk the groups or the "
                          "whole dim in the tile");
         }
         if (fmap == d) {
           if (!SameExpr(ctx_, b.forloop, l.groups) ||
               !SameExpr(ctx_, tile.shape[d], l.group_extent)) {
-            return OpError(i, what, ", but the forloop (", Str(b.forloop),
+            return OpError(i, what(), ", but the forloop (", Str(b.forloop),
                            " iterations) does not walk them one group per iteration; "
                            "expected forloop = ",
                            Str(l.groups));
@@ -806,16 +817,20 @@ class Validator {
     std::vector<Expr> expected(rank);
     for (int d = 0; d < rank; ++d) {
       std::vector<Expr> factors;
-      std::vector<std::string> splitters;
       for (int p = 0; p < kNumGridAxes; ++p) {
-        if (omap[p] != d) continue;
-        factors.push_back(b.grid[p]);
-        splitters.push_back(absl::StrCat("grid ", GridAxisName(p), " = ", Str(b.grid[p])));
+        if (omap[p] == d) factors.push_back(b.grid[p]);
       }
       const Expr divisor = Product(ctx_, factors);
       expected[d] = ExactDiv(ctx_, tensor.shape[d], divisor);
-      PRISM_RETURN_IF_ERROR(Divisible(i, tensor.shape[d], divisor, tensor.name, d,
-                                      absl::StrJoin(splitters, " and ")));
+      PRISM_RETURN_IF_ERROR(Divisible(i, tensor.shape[d], divisor, tensor.name, d, [&] {
+        std::vector<std::string> splitters;
+        for (int p = 0; p < kNumGridAxes; ++p) {
+          if (omap[p] == d) {
+            splitters.push_back(absl::StrCat("grid ", GridAxisName(p), " = ", Str(b.grid[p])));
+          }
+        }
+        return absl::StrJoin(splitters, " and ");
+      }));
     }
     for (int d = 0; d < rank; ++d) {
       if (!SameExpr(ctx_, expected[d], t.shape[d])) {
