@@ -78,6 +78,8 @@ ExprContext& ExprContext::operator=(ExprContext&& other) noexcept {
   var_domains_ = std::move(other.var_domains_);
   var_exprs_ = std::move(other.var_exprs_);
   var_index_ = std::move(other.var_index_);
+  simplified_ = std::move(other.simplified_);
+  other.simplified_.clear();
   // The table's functors point at their context: rebuild for this one.
   table_ = std::make_unique<absl::flat_hash_set<uint32_t, TableHash, TableEq>>(
       nodes_.size(), TableHash{this}, TableEq{this});

@@ -408,12 +408,17 @@ class Simplifier {
 
 }  // namespace
 
-Expr Simplify(ExprContext& ctx, Expr e) { return Simplifier(ctx).Run(e); }
+Expr Simplify(ExprContext& ctx, Expr e) {
+  if (auto it = ctx.simplified_.find(e); it != ctx.simplified_.end()) return it->second;
+  const Expr s = Simplifier(ctx).Run(e);
+  ctx.simplified_.emplace(e, s);
+  ctx.simplified_.emplace(s, s);  // idempotent
+  return s;
+}
 
 bool ProvablyEqual(ExprContext& ctx, Expr a, Expr b) {
   if (ctx.sort(a) != ctx.sort(b)) return false;
-  Simplifier s(ctx);
-  return s.Run(a) == s.Run(b);
+  return Simplify(ctx, a) == Simplify(ctx, b);
 }
 
 }  // namespace prism

@@ -173,5 +173,27 @@ TEST_F(SimplifyTest, CoefficientOverflowKeepsAnAtom) {
   EXPECT_EQ(Simplify(ctx_, s), s);
 }
 
+// Simplify remembers its results in the context (a pure function of immutable expressions):
+// asking again gives the same handle, the memo moves with the context, and a moved-from
+// context, reused, keeps no stale entry for its new expressions (whose handles repeat the old
+// ones' indices).
+TEST(SimplifyMemoTest, SurvivesMovesAndLeavesNoStaleEntry) {
+  ExprContext a;
+  const Expr x = *a.Var("x", *Domain::Range(0, 9));
+  const Expr e = a.Add({a.Mul({x, a.Const(2)}), x, a.Const(0)});
+  const Expr s = Simplify(a, e);
+  EXPECT_EQ(a.ToString(s), "3 * x");
+  EXPECT_EQ(Simplify(a, e), s);
+  EXPECT_EQ(Simplify(a, s), s);
+  ExprContext b = std::move(a);
+  EXPECT_EQ(Simplify(b, e), s);
+  EXPECT_EQ(b.ToString(Simplify(b, e)), "3 * x");
+  // `a` is empty again: the same handle values now name other expressions.
+  const Expr y = *a.Var("y", *Domain::Range(0, 9));
+  const Expr f = a.Add({a.Mul({y, a.Const(5)}), y, a.Const(7)});
+  ASSERT_EQ(f, e);  // built in the same order: the same handle value
+  EXPECT_EQ(a.ToString(Simplify(a, f)), "6 * y + 7");
+}
+
 }  // namespace
 }  // namespace prism

@@ -217,6 +217,11 @@ class ExprContext {
   // Uniquing table of node ids; hashed/compared through the context (heterogeneous lookup by
   // KeyView). Rebuilt on move, since the functors point at the context.
   std::unique_ptr<absl::flat_hash_set<uint32_t, TableHash, TableEq>> table_;
+  // Simplify's results (simplify.h): a pure function of the expression, since expressions
+  // are immutable and Simplify ignores domains; the block module's validation and
+  // instantiation ask for the same ones many times.
+  friend Expr Simplify(ExprContext& ctx, Expr e);
+  absl::flat_hash_map<Expr, Expr> simplified_;
 };
 
 // ---- traversal (derived from expr_kinds.def) -------------------------------------------
