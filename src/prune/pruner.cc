@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -159,6 +160,45 @@ absl::StatusOr<bool> Passes(const CheckData& d, const CompiledRules& c, const Fa
 
 }  // namespace internal
 
+// A theory as Load leaves it, shared by every pruner of the process that loads the same one
+// (same target constants, same theory files): what needs no solver, and the rules compiled
+// per set of metric flags. A pruner made from it creates its Z3 context only when it first
+// asks Z3 something (a decision past the probes, a depth-first enumeration), and then loads
+// the theory into it and repeats the compilations it made so far, in order, so that the
+// solver sees what an eagerly loaded one would have (its answers depend on its history).
+struct LoadedTheory {
+  std::vector<RuleInfo> rule_infos;
+  std::vector<std::string> metric_names;
+  std::vector<std::string> flag_names;
+  absl::flat_hash_set<std::string> reserved;
+  std::shared_ptr<const internal::CheckData> check_data;
+
+  std::shared_ptr<const internal::CompiledRules> Find(uint32_t mask) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = compiled.find(mask);
+    return it == compiled.end() ? nullptr : it->second;
+  }
+  void Publish(uint32_t mask, std::shared_ptr<const internal::CompiledRules> c) {
+    std::lock_guard<std::mutex> lock(mu);
+    compiled.emplace(mask, std::move(c));
+  }
+
+ private:
+  std::mutex mu;
+  absl::flat_hash_map<uint32_t, std::shared_ptr<const internal::CompiledRules>> compiled;
+};
+
+// The loaded theories of this process, by TheoryKey.
+std::shared_ptr<LoadedTheory> FindTheory(const std::string& key,
+                                         const std::shared_ptr<LoadedTheory>* insert = nullptr) {
+  static std::mutex mu;
+  static auto* theories = new absl::flat_hash_map<std::string, std::shared_ptr<LoadedTheory>>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (insert != nullptr) return theories->emplace(key, *insert).first->second;
+  auto it = theories->find(key);
+  return it == theories->end() ? nullptr : it->second;
+}
+
 struct InstanceChecker::State {
   std::shared_ptr<const internal::CheckData> data;
   std::shared_ptr<const internal::CompiledRules> compiled;
@@ -189,7 +229,12 @@ struct Pruner::Impl {
 
   Target target;
   PrunerOptions options;
+  std::string theory_dir;  // options.theory_dir, or the data directory's smt_theories
+  std::shared_ptr<LoadedTheory> theory;
+  // Created by EnsureSolver on first need (LoadedTheory); the Z3 members below are valid only
+  // while it exists.
   std::unique_ptr<smt::Solver> solver;
+  std::vector<uint32_t> compiled_order;  // GetCompiled's masks, in order (EnsureSolver replays)
   std::vector<Rule> rules;
   std::vector<RuleInfo> rule_infos;
   std::vector<smt::ParsedDefinition> defs;  // resources, cost, rule files, in order
@@ -208,7 +253,14 @@ struct Pruner::Impl {
   // Names a parameter may not take: every theory symbol and rule label.
   absl::flat_hash_set<std::string> reserved;
 
+  // Loads the theory into `solver` (every Z3 member and the names); a fresh load first clears
+  // them.
   absl::Status Load();
+  // Creates the solver and loads the theory into it if there is none yet, then repeats the
+  // compilations of compiled_order on it.
+  absl::Status EnsureSolver();
+  // The rules compiled for `mask` on `solver` (which must exist), in a scope of its own.
+  absl::StatusOr<std::shared_ptr<const Compiled>> CompileOnSolver(uint32_t mask);
   absl::StatusOr<const Compiled*> GetCompiled(uint32_t mask);
   // Pushes a scope for `family`: parameters declared, domain bounds asserted. Nothing else is
   // encoded until Require asks for it. CloseScope pops it (also after errors).
@@ -257,8 +309,8 @@ struct Pruner::Impl {
   }
   bool PastDeadline() const { return absl::Now() > options.deadline; }
   bool IsDominance(absl::string_view label) const {
-    for (const Rule& r : rules) {
-      if (r.info.name == label) return r.info.kind == RuleInfo::Kind::kDominance;
+    for (const RuleInfo& r : rule_infos) {
+      if (r.name == label) return r.kind == RuleInfo::Kind::kDominance;
     }
     return false;
   }
@@ -266,11 +318,17 @@ struct Pruner::Impl {
 
 absl::Status Pruner::Impl::Load() {
   smt::Solver& s = *solver;
-  std::string dir = options.theory_dir;
-  if (dir.empty()) {
-    PRISM_ASSIGN_OR_RETURN(std::string root, DataDir());
-    dir = JoinPath(root, "smt_theories");
-  }
+  const std::string& dir = theory_dir;
+  rules.clear();
+  rule_infos.clear();
+  defs.clear();
+  def_index.clear();
+  def_deps.clear();
+  metric_symbols.clear();
+  metric_names.clear();
+  flag_names.clear();
+  flag_symbols.clear();
+  reserved.clear();
   // Hardware constants: permanent definitions at depth 0, each with its source.
   for (const HardwareConstant& c : target.constants) {
     const SortKind sort = c.sort == "Real" ? SortKind::kReal : SortKind::kInt;
@@ -401,8 +459,8 @@ absl::Status Pruner::Impl::Load() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<const Pruner::Impl::Compiled*> Pruner::Impl::GetCompiled(uint32_t mask) {
-  if (auto it = compiled.find(mask); it != compiled.end()) return it->second.get();
+absl::StatusOr<std::shared_ptr<const Pruner::Impl::Compiled>> Pruner::Impl::CompileOnSolver(
+    uint32_t mask) {
   PRISM_CHECK(solver->depth() == 0, "rules must be compiled outside of a family scope");
   smt::Solver& s = *solver;
   s.Push();
@@ -429,12 +487,47 @@ absl::StatusOr<const Pruner::Impl::Compiled*> Pruner::Impl::GetCompiled(uint32_t
   absl::StatusOr<Compiled> c = body();
   s.Pop();
   if (!c.ok()) return c.status();
-  return (compiled[mask] = std::make_shared<const Compiled>(*std::move(c))).get();
+  return std::make_shared<const Compiled>(*std::move(c));
+}
+
+
+absl::Status Pruner::Impl::EnsureSolver() {
+  if (solver != nullptr) return absl::OkStatus();
+  solver = std::make_unique<smt::Solver>();
+  absl::Status loaded = Load();
+  if (loaded.ok() && rule_infos.size() != theory->rule_infos.size()) {
+    loaded = absl::FailedPreconditionError(absl::StrCat(
+        "the theory in '", theory_dir, "' changed while a pruner was using it (",
+        theory->rule_infos.size(), " rules, now ", rule_infos.size(), ")"));
+  }
+  for (size_t i = 0; loaded.ok() && i < compiled_order.size(); ++i) {
+    loaded = CompileOnSolver(compiled_order[i]).status();
+  }
+  if (!loaded.ok()) {
+    solver.reset();
+    return loaded;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const Pruner::Impl::Compiled*> Pruner::Impl::GetCompiled(uint32_t mask) {
+  if (auto it = compiled.find(mask); it != compiled.end()) return it->second.get();
+  // Without a solver, another pruner's compilation of the same theory serves; a solver (made
+  // now if none has compiled it yet) compiles it itself, as an eagerly loaded one did.
+  std::shared_ptr<const Compiled> c = solver == nullptr ? theory->Find(mask) : nullptr;
+  if (c == nullptr) {
+    PRISM_RETURN_IF_ERROR(EnsureSolver());
+    PRISM_ASSIGN_OR_RETURN(c, CompileOnSolver(mask));
+    theory->Publish(mask, c);
+  }
+  compiled_order.push_back(mask);
+  return (compiled[mask] = std::move(c)).get();
 }
 
 absl::Status Pruner::Impl::OpenScope(const Family& family,
                                      std::optional<double> incumbent_us) {
   PRISM_CHECK(!scope, "a family scope is already open");
+  PRISM_RETURN_IF_ERROR(EnsureSolver());
   smt::Solver& s = *solver;
   s.Push();
   scope.emplace();
@@ -742,18 +835,75 @@ Pruner::Pruner(Pruner&&) noexcept = default;
 Pruner& Pruner::operator=(Pruner&&) noexcept = default;
 Pruner::~Pruner() = default;
 
+namespace {
+
+// The identity of the theory a pruner would load: the target's constants and the name and
+// text of every theory file; nullopt if a file cannot be read (Load then says why).
+std::optional<std::string> TheoryKey(const Target& target, const std::string& dir) {
+  std::string key = absl::StrCat(dir, "\n", target.name, "\n");
+  for (const HardwareConstant& c : target.constants) {
+    absl::StrAppend(&key, c.name, " ", c.sort, " ", c.value_text, " ", c.source, "\n");
+  }
+  std::vector<std::string> paths = {JoinPath(dir, "resources.smt2"), JoinPath(dir, "cost.smt2")};
+  std::vector<std::string> rule_paths;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(JoinPath(dir, "rules"), ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".smt2") {
+      rule_paths.push_back(entry.path().string());
+    }
+  }
+  if (ec) return std::nullopt;
+  std::sort(rule_paths.begin(), rule_paths.end());
+  paths.insert(paths.end(), rule_paths.begin(), rule_paths.end());
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) return std::nullopt;
+    absl::StrAppend(&key, path, " ", text->size(), "\n", *text);
+  }
+  return key;
+}
+
+}  // namespace
+
 absl::StatusOr<Pruner> Pruner::Create(Target target, PrunerOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->target = std::move(target);
   impl->options = std::move(options);
+  impl->theory_dir = impl->options.theory_dir;
+  if (impl->theory_dir.empty()) {
+    PRISM_ASSIGN_OR_RETURN(std::string root, DataDir());
+    impl->theory_dir = JoinPath(root, "smt_theories");
+  }
+  const std::optional<std::string> key = TheoryKey(impl->target, impl->theory_dir);
+  if (key) impl->theory = FindTheory(*key);
+  if (impl->theory != nullptr) {
+    // Loaded before in this process: the names now, Z3 when first needed.
+    const LoadedTheory& t = *impl->theory;
+    impl->rule_infos = t.rule_infos;
+    impl->metric_names = t.metric_names;
+    impl->flag_names = t.flag_names;
+    impl->reserved = t.reserved;
+    impl->check_data = t.check_data;
+    return Pruner(std::move(impl));
+  }
   impl->solver = std::make_unique<smt::Solver>();
   PRISM_RETURN_IF_ERROR(impl->Load());
+  auto loaded = std::make_shared<LoadedTheory>();
+  loaded->rule_infos = impl->rule_infos;
+  loaded->metric_names = impl->metric_names;
+  loaded->flag_names = impl->flag_names;
+  loaded->reserved = impl->reserved;
+  loaded->check_data = impl->check_data;
+  impl->theory = key ? FindTheory(*key, &loaded) : loaded;
   return Pruner(std::move(impl));
 }
 
 const Target& Pruner::target() const { return impl_->target; }
 const std::vector<RuleInfo>& Pruner::rules() const { return impl_->rule_infos; }
-const smt::SolverStats& Pruner::stats() const { return impl_->solver->stats(); }
+const smt::SolverStats& Pruner::stats() const {
+  static const smt::SolverStats kNone;  // no solver yet: nothing was asked of Z3
+  return impl_->solver != nullptr ? impl_->solver->stats() : kNone;
+}
 
 absl::StatusOr<InstanceCheck> Pruner::CheckInstance(const Family& family,
                                                     const Assignment& assignment,
@@ -1027,13 +1177,13 @@ absl::Status Pruner::EnumerateInstances(const Family& family, std::optional<doub
     }
     values.push_back(*std::move(v));
   }
-  smt::Solver& s = *m.solver;
-  absl::Status built = m.OpenScope(family, incumbent_us);
+  absl::Status built = m.OpenScope(family, incumbent_us);  // makes the solver if need be
   if (built.ok()) built = m.Require(m.AllLabels());
   if (!built.ok()) {
     m.CloseScope();
     return built;
   }
+  smt::Solver& s = *m.solver;
   const size_t n = family.parameters().size();
   std::vector<Term> prefix;
   Assignment a;

@@ -748,6 +748,60 @@ TEST(PrunerTest, InstanceChecker) {
                "InstanceChecker::Check on a checker no pruner made");
 }
 
+// A theory is loaded into Z3 once per process: later pruners of the same theory start without
+// a solver and make one only when Z3 is asked something, after repeating the compilations the
+// eager pruner made at the same points, so their decisions (cores, dumped queries, solver
+// statistics) are the eager one's. A theory changed on disk under a pruner is an error.
+TEST(PrunerTest, TheoryIsLoadedOncePerProcessAndZ3WhenAsked) {
+  const std::string dir = JoinPath(::testing::TempDir(), "prism_lazy_theories");
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(JoinPath(*DataDir(), "smt_theories"), dir,
+                        std::filesystem::copy_options::recursive);
+  PrunerOptions options;
+  options.theory_dir = dir;
+  options.keep_queries = true;
+  ASSERT_OK_AND_ASSIGN(Pruner eager, Pruner::Create(H200(), options));  // the first: loads
+  ASSERT_OK_AND_ASSIGN(Pruner lazy, Pruner::Create(H200(), options));
+  EXPECT_TRUE(lazy.stats().by_name.empty());
+  EXPECT_EQ(lazy.rules().size(), eager.rules().size());
+  for (Pruner* p : {&eager, &lazy}) {
+    // Compile for one family's flags first (no Z3 query), then decide the table's families.
+    ExprContext ctx;
+    Family f = Build(ctx, TableRows().front().spec);
+    ASSERT_OK(p->CheckInstance(f, {{"g", 1}, {"F", 1}, {"T", 64}, {"S", 3}}, std::nullopt).status());
+  }
+  EXPECT_TRUE(lazy.stats().by_name.empty());  // a concrete check needs no solver
+  for (const Row& row : TableRows()) {
+    SCOPED_TRACE(row.spec.name);
+    ExprContext ctx;
+    Family f = Build(ctx, row.spec);
+    ASSERT_OK_AND_ASSIGN(Decision a, eager.Decide(f, row.incumbent_us));
+    ASSERT_OK_AND_ASSIGN(Decision b, lazy.Decide(f, row.incumbent_us));
+    EXPECT_EQ(b.ToString(), a.ToString());
+    EXPECT_EQ(b.smt_query, a.smt_query);
+    EXPECT_EQ(b.smt_text, a.smt_text);
+    EXPECT_EQ(b.queries.size(), a.queries.size());
+  }
+  EXPECT_FALSE(lazy.stats().by_name.empty());
+  for (const auto& [name, st] : eager.stats().by_name) {
+    ASSERT_TRUE(lazy.stats().by_name.contains(name)) << name;
+    EXPECT_EQ(lazy.stats().by_name.at(name).proved, st.proved) << name;
+  }
+  // A rule file removed under a pruner that has no solver yet.
+  ASSERT_OK_AND_ASSIGN(Pruner later, Pruner::Create(H200(), options));
+  const size_t rules = later.rules().size();
+  std::filesystem::remove(JoinPath(dir, "rules/thread_limits.smt2"));
+  ExprContext ctx;
+  Family f = Build(ctx, TableRows().front().spec);  // infeasible: its decision needs Z3
+  EXPECT_THAT(later.Decide(f, std::nullopt),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat("the theory in '", dir, "' changed while a pruner was using it (",
+                                    rules, " rules, now ", rules - 1, ")")));
+  // A pruner made now loads the theory as it is.
+  ASSERT_OK_AND_ASSIGN(Pruner fresh, Pruner::Create(H200(), options));
+  EXPECT_EQ(fresh.rules().size(), rules - 1);
+}
+
 TEST(PrunerTest, MalformedTheoryFiles) {
   const std::string src = JoinPath(*DataDir(), "smt_theories");
   struct Bad {

@@ -38,7 +38,17 @@
 // dumped (options.dump_dir): `z3 FILE` answers unsat and prints the same core (plus, for
 // exact queries, "domain.<p>" labels, which are the family's space, not rules).
 //
-// Thread safety: none; one Pruner (one Z3 context) per worker.
+// Z3 only when asked: the first Pruner of a process for a theory (target constants and theory
+// files, read at Create) loads it into a Z3 context and keeps what needs no solver — the rule
+// list, the checks' data, the rules compiled per set of metric flags — for the process. Later
+// pruners of that theory start from it without a Z3 context and make theirs only when Z3 is
+// asked something (a decision the probes do not settle, a depth-first enumeration). The new
+// context loads the theory and repeats the compilations the pruner made before, in order,
+// so it has the history an eagerly made one would have had (Z3's answers and cores depend on
+// it). A theory changed on disk between Create and that moment is a FailedPrecondition error.
+//
+// Thread safety: none; one Pruner (one Z3 context) per worker. Pruners on different threads
+// share the process's loaded theories safely.
 #ifndef PRISM_PRUNE_PRUNER_H_
 #define PRISM_PRUNE_PRUNER_H_
 
