@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "prism/base/check.h"
+#include "prism/base/hash.h"
 #include "prism/base/paths.h"
 #include "prism/base/rng.h"
 #include "prism/base/status.h"
@@ -160,6 +161,36 @@ absl::StatusOr<bool> Passes(const CheckData& d, const CompiledRules& c, const Fa
 
 }  // namespace internal
 
+namespace {
+
+// The identity of the theory a pruner would load: the target's constants and the name and
+// text of every theory file; nullopt if a file cannot be read (Load then says why).
+std::optional<std::string> TheoryKey(const Target& target, const std::string& dir) {
+  std::string key = absl::StrCat(dir, "\n", target.name, "\n");
+  for (const HardwareConstant& c : target.constants) {
+    absl::StrAppend(&key, c.name, " ", c.sort, " ", c.value_text, " ", c.source, "\n");
+  }
+  std::vector<std::string> paths = {JoinPath(dir, "resources.smt2"), JoinPath(dir, "cost.smt2")};
+  std::vector<std::string> rule_paths;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(JoinPath(dir, "rules"), ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".smt2") {
+      rule_paths.push_back(entry.path().string());
+    }
+  }
+  if (ec) return std::nullopt;
+  std::sort(rule_paths.begin(), rule_paths.end());
+  paths.insert(paths.end(), rule_paths.begin(), rule_paths.end());
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) return std::nullopt;
+    absl::StrAppend(&key, path, " ", text->size(), "\n", *text);
+  }
+  return key;
+}
+
+}  // namespace
+
 // A theory as Load leaves it, shared by every pruner of the process that loads the same one
 // (same target constants, same theory files): what needs no solver, and the rules compiled
 // per set of metric flags. A pruner made from it creates its Z3 context only when it first
@@ -231,6 +262,7 @@ struct Pruner::Impl {
   PrunerOptions options;
   std::string theory_dir;  // options.theory_dir, or the data directory's smt_theories
   std::shared_ptr<LoadedTheory> theory;
+  uint64_t theory_hash = 0;  // of TheoryKey at Create
   // Created by EnsureSolver on first need (LoadedTheory); the Z3 members below are valid only
   // while it exists.
   std::unique_ptr<smt::Solver> solver;
@@ -490,16 +522,18 @@ absl::StatusOr<std::shared_ptr<const Pruner::Impl::Compiled>> Pruner::Impl::Comp
   return std::make_shared<const Compiled>(*std::move(c));
 }
 
-
 absl::Status Pruner::Impl::EnsureSolver() {
   if (solver != nullptr) return absl::OkStatus();
+  // The files must still be those the process's loaded theory was read from: its rule list
+  // and compiled rules are this pruner's.
+  const std::optional<std::string> key = TheoryKey(target, theory_dir);
+  if (!key || StableHasher().Add(absl::string_view(*key)).Finish() != theory_hash) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the theory in '", theory_dir,
+        "' changed while a pruner was using it: make a new pruner (prune::Pruner::Create)"));
+  }
   solver = std::make_unique<smt::Solver>();
   absl::Status loaded = Load();
-  if (loaded.ok() && rule_infos.size() != theory->rule_infos.size()) {
-    loaded = absl::FailedPreconditionError(absl::StrCat(
-        "the theory in '", theory_dir, "' changed while a pruner was using it (",
-        theory->rule_infos.size(), " rules, now ", rule_infos.size(), ")"));
-  }
   for (size_t i = 0; loaded.ok() && i < compiled_order.size(); ++i) {
     loaded = CompileOnSolver(compiled_order[i]).status();
   }
@@ -697,7 +731,9 @@ absl::StatusOr<InstanceCheck> Check(const CheckData& d, const CompiledRules& c,
   inputs.reserve(d.metric_names.size() + 1);
   inputs.assign(numbers.metrics.begin(), numbers.metrics.end());  // metric_names' order
   inputs.push_back(IncumbentPs(incumbent_us));
-  for (size_t j = 0; j < d.metric_names.size(); ++j) out.metrics.emplace(d.metric_names[j], inputs[j]);
+  for (size_t j = 0; j < d.metric_names.size(); ++j) {
+    out.metrics.emplace(d.metric_names[j], inputs[j]);
+  }
   for (size_t i = 0; i < d.rules.size(); ++i) {
     if (d.rules[i].kind == RuleInfo::Kind::kDominance && !incumbent_us) continue;
     absl::StatusOr<bool> holds = c.rules[i].EvaluateBool(inputs);
@@ -835,36 +871,6 @@ Pruner::Pruner(Pruner&&) noexcept = default;
 Pruner& Pruner::operator=(Pruner&&) noexcept = default;
 Pruner::~Pruner() = default;
 
-namespace {
-
-// The identity of the theory a pruner would load: the target's constants and the name and
-// text of every theory file; nullopt if a file cannot be read (Load then says why).
-std::optional<std::string> TheoryKey(const Target& target, const std::string& dir) {
-  std::string key = absl::StrCat(dir, "\n", target.name, "\n");
-  for (const HardwareConstant& c : target.constants) {
-    absl::StrAppend(&key, c.name, " ", c.sort, " ", c.value_text, " ", c.source, "\n");
-  }
-  std::vector<std::string> paths = {JoinPath(dir, "resources.smt2"), JoinPath(dir, "cost.smt2")};
-  std::vector<std::string> rule_paths;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(JoinPath(dir, "rules"), ec)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".smt2") {
-      rule_paths.push_back(entry.path().string());
-    }
-  }
-  if (ec) return std::nullopt;
-  std::sort(rule_paths.begin(), rule_paths.end());
-  paths.insert(paths.end(), rule_paths.begin(), rule_paths.end());
-  for (const std::string& path : paths) {
-    absl::StatusOr<std::string> text = ReadFile(path);
-    if (!text.ok()) return std::nullopt;
-    absl::StrAppend(&key, path, " ", text->size(), "\n", *text);
-  }
-  return key;
-}
-
-}  // namespace
-
 absl::StatusOr<Pruner> Pruner::Create(Target target, PrunerOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->target = std::move(target);
@@ -875,7 +881,10 @@ absl::StatusOr<Pruner> Pruner::Create(Target target, PrunerOptions options) {
     impl->theory_dir = JoinPath(root, "smt_theories");
   }
   const std::optional<std::string> key = TheoryKey(impl->target, impl->theory_dir);
-  if (key) impl->theory = FindTheory(*key);
+  if (key) {
+    impl->theory = FindTheory(*key);
+    impl->theory_hash = StableHasher().Add(absl::string_view(*key)).Finish();
+  }
   if (impl->theory != nullptr) {
     // Loaded before in this process: the names now, Z3 when first needed.
     const LoadedTheory& t = *impl->theory;

@@ -768,7 +768,8 @@ TEST(PrunerTest, TheoryIsLoadedOncePerProcessAndZ3WhenAsked) {
     // Compile for one family's flags first (no Z3 query), then decide the table's families.
     ExprContext ctx;
     Family f = Build(ctx, TableRows().front().spec);
-    ASSERT_OK(p->CheckInstance(f, {{"g", 1}, {"F", 1}, {"T", 64}, {"S", 3}}, std::nullopt).status());
+    const Assignment a = {{"g", 1}, {"F", 1}, {"T", 64}, {"S", 3}};
+    ASSERT_OK(p->CheckInstance(f, a, std::nullopt).status());
   }
   EXPECT_TRUE(lazy.stats().by_name.empty());  // a concrete check needs no solver
   for (const Row& row : TableRows()) {
@@ -787,16 +788,23 @@ TEST(PrunerTest, TheoryIsLoadedOncePerProcessAndZ3WhenAsked) {
     ASSERT_TRUE(lazy.stats().by_name.contains(name)) << name;
     EXPECT_EQ(lazy.stats().by_name.at(name).proved, st.proved) << name;
   }
-  // A rule file removed under a pruner that has no solver yet.
-  ASSERT_OK_AND_ASSIGN(Pruner later, Pruner::Create(H200(), options));
-  const size_t rules = later.rules().size();
-  std::filesystem::remove(JoinPath(dir, "rules/thread_limits.smt2"));
+  // A rule file edited, then one removed, under pruners that have no solver yet.
+  const std::string changed = absl::StrCat(
+      "the theory in '", dir,
+      "' changed while a pruner was using it: make a new pruner (prune::Pruner::Create)");
   ExprContext ctx;
   Family f = Build(ctx, TableRows().front().spec);  // infeasible: its decision needs Z3
-  EXPECT_THAT(later.Decide(f, std::nullopt),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       absl::StrCat("the theory in '", dir, "' changed while a pruner was using it (",
-                                    rules, " rules, now ", rules - 1, ")")));
+  ASSERT_OK_AND_ASSIGN(Pruner edited, Pruner::Create(H200(), options));
+  ASSERT_OK_AND_ASSIGN(Pruner removed, Pruner::Create(H200(), options));
+  const size_t rules = removed.rules().size();
+  const std::string path = JoinPath(dir, "rules/thread_limits.smt2");
+  ASSERT_OK_AND_ASSIGN(std::string text, ReadFile(path));
+  ASSERT_OK(WriteFile(path, text + "\n"));
+  EXPECT_THAT(edited.Decide(f, std::nullopt),
+              StatusIs(absl::StatusCode::kFailedPrecondition, changed));
+  std::filesystem::remove(path);
+  EXPECT_THAT(removed.Decide(f, std::nullopt),
+              StatusIs(absl::StatusCode::kFailedPrecondition, changed));
   // A pruner made now loads the theory as it is.
   ASSERT_OK_AND_ASSIGN(Pruner fresh, Pruner::Create(H200(), options));
   EXPECT_EQ(fresh.rules().size(), rules - 1);
