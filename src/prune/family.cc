@@ -325,22 +325,25 @@ absl::Status Family::ForEachAssignment(const std::function<bool(const Assignment
   }
 }
 
-absl::StatusOr<Family::Evaluation> Family::Evaluate(const Assignment& assignment) const {
-  for (const auto& [name, value] : assignment) {
-    if (FindParameter(name) == nullptr) return EvaluateSlowly(assignment);
-  }
-  Evaluation ev;
-  std::vector<int64_t> values;
-  values.reserve(parameters_.size());
+bool Family::ValuesOf(const Assignment& assignment, std::vector<int64_t>& values) const {
+  values.clear();
   for (const Parameter& p : parameters_) {
     auto it = assignment.find(p.name);
-    if (it == assignment.end() || !p.domain.Contains(it->second)) {
-      return EvaluateSlowly(assignment);
-    }
+    if (it == assignment.end()) return false;
     values.push_back(it->second);
   }
+  return assignment.size() == values.size();  // else it names something else too
+}
+
+absl::StatusOr<Family::Evaluation> Family::Evaluate(const Assignment& assignment) const {
+  // The compiled plan where it answers; the tree evaluator for what it does not carry (names
+  // that are not parameters, unassigned ones, domain violations).
+  thread_local std::vector<int64_t> values;
   thread_local Numbers numbers;
-  if (!RunPlan(values, numbers)) return EvaluateSlowly(assignment);
+  if (!ValuesOf(assignment, values)) return EvaluateSlowly(assignment);
+  PRISM_ASSIGN_OR_RETURN(bool in_domains, EvaluateNumbers(values, numbers));
+  if (!in_domains) return EvaluateSlowly(assignment);
+  Evaluation ev;
   for (size_t i = 0; i < constraints_.size(); ++i) {
     if (numbers.holds[i] == 0) ev.violated_constraints.push_back(constraints_[i].name);
   }

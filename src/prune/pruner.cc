@@ -703,16 +703,10 @@ absl::StatusOr<InstanceCheck> Check(const CheckData& d, const CompiledRules& c,
   PRISM_RETURN_IF_ERROR(CheckNames(d, family));
   // Family::Evaluate's answer from its numbers (EvaluateNumbers): Evaluate itself only for
   // what they do not carry (names, domain violations, errors).
-  std::vector<int64_t> values;
-  values.reserve(family.parameters().size());
-  for (const Parameter& p : family.parameters()) {
-    auto it = a.find(p.name);
-    if (it == a.end()) break;
-    values.push_back(it->second);
-  }
+  thread_local std::vector<int64_t> values;
   thread_local Family::Numbers numbers;
   std::optional<bool> in_domains;
-  if (values.size() == family.parameters().size() && a.size() == values.size()) {
+  if (family.ValuesOf(a, values)) {
     PRISM_ASSIGN_OR_RETURN(in_domains, family.EvaluateNumbers(values, numbers));
   }
   if (!in_domains.value_or(false)) {
@@ -755,13 +749,7 @@ absl::StatusOr<bool> Passes(const CheckData& d, const CompiledRules& c, const Fa
                             const Assignment& a, std::optional<double> incumbent_us,
                             PassScratch& scratch) {
   std::vector<int64_t>& values = scratch.values;
-  values.clear();
-  for (const Parameter& p : family.parameters()) {
-    auto it = a.find(p.name);
-    if (it == a.end()) return family.Evaluate(a).status();  // "parameter '...' is not assigned"
-    values.push_back(it->second);
-  }
-  if (a.size() != values.size()) return family.Evaluate(a).status();  // a name not a parameter
+  if (!family.ValuesOf(a, values)) return family.Evaluate(a).status();  // its naming error
   PRISM_ASSIGN_OR_RETURN(bool in_domains, family.EvaluateNumbers(values, scratch.numbers));
   if (!in_domains) return false;
   for (int64_t holds : scratch.numbers.holds) {

@@ -172,6 +172,9 @@ class Family {
   // InvalidArgument with Evaluate's message where Evaluate returns an error; else true, with
   // out.holds[i] the truth (0/1) of constraints()[i] and out.metrics[j] the value of
   // StandardMetrics()[j]. Reuse `out` across calls.
+  // The parameters' values in parameters() order, into `values`; false (values unspecified)
+  // when `assignment` misses a parameter or names something else, where Evaluate errs.
+  bool ValuesOf(const Assignment& assignment, std::vector<int64_t>& values) const;
   struct Numbers {
     std::vector<int64_t> holds;
     std::vector<int64_t> metrics;
