@@ -2,6 +2,7 @@
 // phases, split structure, partial results and divisibility constraints. Every rule and its
 // message are listed in docs/block_graph.md ("Well-formedness").
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -257,6 +258,20 @@ class Validator {
   }
 
   // Records D mod divisor == 0 (or fails at once if it is decidedly false).
+  // What splits dim `d` of a tensor whose grid map is `map` (and the forloop when `loop`), as
+  // Divisible's messages name it: "grid x = g and forloop = F".
+  std::string Splitters(const std::array<int, kNumGridAxes>& map, int d, bool loop) const {
+    const BlockGraph& b = block();
+    std::vector<std::string> parts;
+    for (int p = 0; p < kNumGridAxes; ++p) {
+      if (map[p] == d) {
+        parts.push_back(absl::StrCat("grid ", GridAxisName(p), " = ", Str(b.grid[p])));
+      }
+    }
+    if (loop) parts.push_back(absl::StrCat("forloop = ", Str(b.forloop)));
+    return absl::StrJoin(parts, " and ");
+  }
+
   // `splitters` names what divides the dim ("grid x = g and forloop = F"); asked for only when
   // the dim is not divisible outright (printing expressions is most of this check's cost).
   absl::Status Divisible(int i, Expr extent, Expr divisor, absl::string_view tensor, int dim,
@@ -405,16 +420,8 @@ class Validator {
       }
       const Expr divisor = Product(ctx_, factors);
       tile.shape[d] = ExactDiv(ctx_, t.shape[d], divisor);
-      PRISM_RETURN_IF_ERROR(Divisible(i, t.shape[d], divisor, t.name, d, [&] {
-        std::vector<std::string> splitters;
-        for (int p = 0; p < kNumGridAxes; ++p) {
-          if (imap[p] == d) {
-            splitters.push_back(absl::StrCat("grid ", GridAxisName(p), " = ", Str(b.grid[p])));
-          }
-        }
-        if (fmap == d) splitters.push_back(absl::StrCat("forloop = ", Str(b.forloop)));
-        return absl::StrJoin(splitters, " and ");
-      }));
+      PRISM_RETURN_IF_ERROR(Divisible(i, t.shape[d], divisor, t.name, d,
+                                      [&] { return Splitters(imap, d, fmap == d); }));
       for (const PartialLayout& l : partials) {
         if (l.dim != d) continue;
         const auto what = [&] {
@@ -822,15 +829,8 @@ class Validator {
       }
       const Expr divisor = Product(ctx_, factors);
       expected[d] = ExactDiv(ctx_, tensor.shape[d], divisor);
-      PRISM_RETURN_IF_ERROR(Divisible(i, tensor.shape[d], divisor, tensor.name, d, [&] {
-        std::vector<std::string> splitters;
-        for (int p = 0; p < kNumGridAxes; ++p) {
-          if (omap[p] == d) {
-            splitters.push_back(absl::StrCat("grid ", GridAxisName(p), " = ", Str(b.grid[p])));
-          }
-        }
-        return absl::StrJoin(splitters, " and ");
-      }));
+      PRISM_RETURN_IF_ERROR(Divisible(i, tensor.shape[d], divisor, tensor.name, d,
+                                      [&] { return Splitters(omap, d, false); }));
     }
     for (int d = 0; d < rank; ++d) {
       if (!SameExpr(ctx_, expected[d], t.shape[d])) {
