@@ -295,6 +295,7 @@ PYBIND11_MODULE(_prism, m) {
       .def_property_readonly("assignment", [](const CandidateSummary& c) { return AssignmentDict(c.assignment); })
       .def_readonly("codegen_variant", &CandidateSummary::codegen_variant)
       .def_readonly("cost_us", &CandidateSummary::cost_us)
+      .def_readonly("estimate_us", &CandidateSummary::estimate_us)
       .def_readonly("compiled", &CandidateSummary::compiled)
       .def_readonly("measured_us", &CandidateSummary::measured_us)
       .def_readonly("relative_error", &CandidateSummary::relative_error)
@@ -303,7 +304,8 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("error", &CandidateSummary::error)
       .def_readonly("selected", &CandidateSummary::selected)
       .def("__repr__", [](const CandidateSummary& c) {
-        return absl::StrCat("<prism.Candidate family ", c.family, " cost ", c.cost_us, " us",
+        return absl::StrCat("<prism.Candidate family ", c.family, " cost ", c.cost_us, " us estimate ",
+                            c.estimate_us, " us",
                             c.measured_us ? absl::StrCat(" measured ", *c.measured_us, " us") : "",
                             c.selected ? " selected" : "", ">");
       });
@@ -326,6 +328,7 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("families_found", &Result::families_found)
       .def_property_readonly("assignment", [](const Result& r) { return AssignmentDict(r.assignment); })
       .def_readonly("cost_us", &Result::cost_us)
+      .def_readonly("estimate_us", &Result::estimate_us)
       .def_readonly("measured_us", &Result::measured_us)
       .def_readonly("sm", &Result::sm)
       .def_readonly("nvrtc_version", &Result::nvrtc_version)

@@ -147,6 +147,7 @@ struct CandidateSummary {
   std::vector<std::pair<std::string, int64_t>> assignment;
   std::string codegen_variant;        // "" (default CodegenOptions) or the knobs that differ
   double cost_us = 0;                 // the cost model's lower bound, µs
+  double estimate_us = 0;             // the cost model's estimate, µs (the no-GPU ranking)
   bool compiled = false;
   std::optional<double> measured_us;  // median per call on the GPU
   std::optional<double> relative_error;  // of its output against the reference interpreter
@@ -182,6 +183,7 @@ struct Result {
   // The selected instance's parameters in the family's parameter order (gx, F, T, S, ...).
   std::vector<std::pair<std::string, int64_t>> assignment;
   double cost_us = 0;                 // the cost model's lower bound, µs
+  double estimate_us = 0;             // the cost model's estimate, µs (tune/estimate.h)
   std::optional<double> measured_us;  // median per call on the GPU (kMeasured)
   int sm = 0;                         // compiled for sm_<sm> (0: not compiled: no NVRTC)
   std::string nvrtc_version;          // "" without NVRTC

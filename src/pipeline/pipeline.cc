@@ -196,6 +196,7 @@ absl::StatusOr<Result> OptimizeProgram(const Program& declared, const OptimizeOp
   r.family = tuned.chosen().family + 1;
   r.families_found = static_cast<int>(tuned.search.families.size());
   r.cost_us = tuned.chosen().cost_us;
+  r.estimate_us = tuned.chosen().estimate_us;
   r.tune_cache_hit = tuned.tune_cache_hit;
   r.tune_cache_note = tuned.tune_cache_note;
   if (tuned.chosen().measurement) r.measured_us = tuned.chosen().measurement->median_us;
@@ -214,6 +215,7 @@ absl::StatusOr<Result> OptimizeProgram(const Program& declared, const OptimizeOp
     }
     c.codegen_variant = k.codegen_variant;
     c.cost_us = k.cost_us;
+    c.estimate_us = k.estimate_us;
     c.compiled = k.compiled;
     if (k.measurement) {
       c.measured_us = k.measurement->median_us;

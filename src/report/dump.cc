@@ -93,7 +93,7 @@ absl::StatusOr<std::string> DumpAfter(absl::string_view stage, const Program& pr
       const tune::Candidate& c = tune->candidates[i];
       absl::StrAppend(&out, "  ", i + 1, ". family #", c.family + 1, " at ",
                       tune::CandidateText(*tune->search.families[c.family].graph, c), ", lower bound ",
-                      Num(c.cost_us), " µs\n");
+                      Num(c.cost_us), " µs, estimate ", Num(c.estimate_us), " µs\n");
     }
     for (const tune::CodegenSkip& s : tune->codegen_skips) {
       absl::StrAppend(&out, "  skipped family #", s.family + 1, ": ", s.message, "\n");
@@ -110,7 +110,8 @@ absl::StatusOr<std::string> DumpAfter(absl::string_view stage, const Program& pr
       const tune::Candidate& c = tune->candidates[i];
       absl::StrAppend(&out, "  ", i + 1, static_cast<int>(i) == tune->selected ? " (selected)" : "",
                       ". family #", c.family + 1, " at ",
-                      tune::CandidateText(*tune->search.families[c.family].graph, c), ": ",
+                      tune::CandidateText(*tune->search.families[c.family].graph, c), ": estimate ",
+                      Num(c.estimate_us), " µs, ",
                       c.measurement ? absl::StrCat("measured ", Num(c.measurement->median_us), " µs")
                       : !c.measure_error.empty() ? c.measure_error
                       : !c.compile_error.empty() ? absl::StrCat("did not compile: ", c.compile_error)

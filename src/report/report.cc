@@ -300,6 +300,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
               {"kernels", fam.kernels},
               {"assignment", AssignmentJson(*fam.graph, chosen.assignment)},
               {"cost_us", chosen.cost_us},
+              {"estimate_us", chosen.estimate_us},
               {"rank_us", fam.rank_us}};
   if (!chosen.codegen_variant.empty()) sel["codegen_variant"] = chosen.codegen_variant;
   if (!result.no_gpu_reason.empty()) sel["no_gpu_reason"] = result.no_gpu_reason;
@@ -396,6 +397,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
     json e = {{"family", c.family + 1},
               {"assignment", AssignmentJson(*result.search.families[c.family].graph, c.assignment)},
               {"cost_us", c.cost_us},
+              {"estimate_us", c.estimate_us},
               {"selected", static_cast<int>(i) == result.selected}};
     if (!c.codegen_variant.empty()) e["codegen_variant"] = c.codegen_variant;
     if (c.refined_from >= 0) e["refined_from"] = c.refined_from;
@@ -446,7 +448,8 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
                   tune::CandidateText(*fam.graph, chosen), "`, ",
                   internal::SelectedBy(result.method));
   if (!result.no_gpu_reason.empty()) absl::StrAppend(&md, " (no GPU: ", result.no_gpu_reason, ")");
-  absl::StrAppend(&md, "; cost lower bound ", Num(chosen.cost_us), " µs");
+  absl::StrAppend(&md, "; cost lower bound ", Num(chosen.cost_us), " µs, estimate ",
+                  Num(chosen.estimate_us), " µs");
   if (chosen.measurement) absl::StrAppend(&md, ", measured ", Num(chosen.measurement->median_us), " µs");
   absl::StrAppend(&md, ".\n\n| kernel | function | grid | threads | dynamic smem (B) |\n|---|---|---|---|---|\n");
   for (const codegen::LaunchConfig& l : result.code.launches) {
@@ -481,12 +484,12 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
                       " |\n");
     }
   }
-  absl::StrAppend(&md, "\n## Measured times vs the cost model\n\n| # | family | assignment | cost lower bound (µs) | measured (µs) |\n|---|---|---|---|---|\n");
+  absl::StrAppend(&md, "\n## Measured times vs the cost model\n\n| # | family | assignment | cost lower bound (µs) | estimate (µs) | measured (µs) |\n|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < result.candidates.size(); ++i) {
     const tune::Candidate& c = result.candidates[i];
     absl::StrAppend(&md, "| ", i + 1, static_cast<int>(i) == result.selected ? " (selected)" : "",
                     " | ", c.family + 1, " | ", tune::CandidateText(*result.search.families[c.family].graph, c),
-                    " | ", Num(c.cost_us), " | ",
+                    " | ", Num(c.cost_us), " | ", Num(c.estimate_us), " | ",
                     c.measurement ? Num(c.measurement->median_us)
                                   : (c.measure_error.empty() ? "not measured" : c.measure_error),
                     " |\n");
@@ -514,7 +517,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
   absl::StrAppend(&h, "<h2>Chosen kernels</h2>\n<p>Family #", chosen.family + 1, " at <code>",
                   HtmlEscape(tune::CandidateText(*fam.graph, chosen)), "</code>, ",
                   internal::SelectedBy(result.method), "; cost lower bound ", Num(chosen.cost_us),
-                  " µs", chosen.measurement ? absl::StrCat(", measured ", Num(chosen.measurement->median_us), " µs") : "",
+                  " µs, estimate ", Num(chosen.estimate_us), " µs", chosen.measurement ? absl::StrCat(", measured ", Num(chosen.measurement->median_us), " µs") : "",
                   ".</p>\n<table><tr><th>kernel</th><th>function</th><th>grid</th><th>threads</th>"
                   "<th>dynamic smem (B)</th></tr>\n");
   for (const codegen::LaunchConfig& l : result.code.launches) {
@@ -543,13 +546,13 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
   }
   absl::StrAppend(&h, "</table>\n<h2>Measured times vs the cost model</h2>\n<table><tr><th>#</th>"
                       "<th>family</th><th>assignment</th><th>cost lower bound (µs)</th>"
-                      "<th>measured (µs)</th></tr>\n");
+                      "<th>estimate (µs)</th><th>measured (µs)</th></tr>\n");
   for (size_t i = 0; i < result.candidates.size(); ++i) {
     const tune::Candidate& c = result.candidates[i];
     absl::StrAppend(&h, "<tr><td>", i + 1, static_cast<int>(i) == result.selected ? " (selected)" : "",
                     "</td><td>", c.family + 1, "</td><td>",
                     HtmlEscape(tune::CandidateText(*result.search.families[c.family].graph, c)),
-                    "</td><td>", Num(c.cost_us), "</td><td>",
+                    "</td><td>", Num(c.cost_us), "</td><td>", Num(c.estimate_us), "</td><td>",
                     c.measurement ? Num(c.measurement->median_us)
                                   : HtmlEscape(c.measure_error.empty() ? "not measured" : c.measure_error),
                     "</td></tr>\n");

@@ -169,7 +169,8 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
     j["selected"] = {{"family", c.family + 1},
                      {"kernels", fr.kernels},
                      {"assignment", AssignmentJson(*fr.graph, c.assignment)},
-                     {"cost_us", c.cost_us}};
+                     {"cost_us", c.cost_us},
+                     {"estimate_us", c.estimate_us}};
     if (!c.codegen_variant.empty()) j["selected"]["codegen_variant"] = c.codegen_variant;
     if (c.measurement) j["selected"]["measured_us"] = c.measurement->median_us;
     if (!c.confirm_us.empty()) j["selected"]["confirm_us"] = c.confirm_us;
@@ -184,6 +185,7 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
           {"family", k.family + 1},
           {"assignment", AssignmentJson(*r.search.families[k.family].graph, k.assignment)},
           {"cost_us", k.cost_us},
+          {"estimate_us", k.estimate_us},
           {"compiled", k.compiled},
           {"cache_hit", k.cache_hit}};
       if (!k.codegen_variant.empty()) e["codegen_variant"] = k.codegen_variant;
@@ -254,7 +256,8 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
   }
   absl::StrAppend(&text, "\nselected  family #", c.family + 1, " (", fr.kernels, " kernel",
                   fr.kernels == 1 ? "" : "s", ") at ", tune::CandidateText(*fr.graph, c),
-                  "\n          cost lower bound ", Significant(c.cost_us, 4), " µs");
+                  "\n          cost lower bound ", Significant(c.cost_us, 4), " µs, estimate ",
+                  Significant(c.estimate_us, 4), " µs");
   if (c.measurement) {
     absl::StrAppend(&text, ", measured ", Significant(c.measurement->median_us, 4),
                     " µs (CUDA graph over ", c.measurement->input_sets,
@@ -265,7 +268,8 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
   absl::StrAppend(&text, "\n");
   if (r.method == tune::Method::kCostModel) {
     absl::StrAppend(
-        &text, "          selected by the cost model, not measured (no GPU: ", r.no_gpu_reason, ")",
+        &text, "          selected by the cost model's estimate, not measured (no GPU: ",
+        r.no_gpu_reason, ")",
         r.sm > 0 ? absl::StrCat("; compiles with NVRTC ", r.nvrtc_version, " for sm_", r.sm)
                  : "; not compiled (built without NVRTC)",
         "\n");

@@ -35,6 +35,7 @@
 #include "prism/ir/interpreter.h"
 #include "prism/prune/block_family.h"
 #include "prism/prune/pruner.h"
+#include "prism/tune/estimate.h"
 
 // kGeneratorSourceHash: a hash of the generator and tuner sources (src/tune/CMakeLists.txt).
 #include "generator_source_hash.inc"
@@ -48,7 +49,17 @@ struct Instance {
   std::string key;
   std::string moved;    // the parameters moved from the preferred instance ("" for it)
   std::string variant;  // Candidate::codegen_variant
+  InstanceWork work;    // the family's flops and sfu_ops at the assignment
+  double estimate_us = 0;  // EstimateInstance of the instance's code (set by take)
 };
+
+// The flops and sfu_ops of an instance check's metrics (0 where absent).
+InstanceWork WorkOf(const std::map<std::string, int64_t>& metrics) {
+  InstanceWork w;
+  if (auto it = metrics.find("flops"); it != metrics.end()) w.flops = it->second;
+  if (auto it = metrics.find("sfu_ops"); it != metrics.end()) w.sfu_ops = it->second;
+  return w;
+}
 
 // The candidate instances of a family (tune.h, step 2): the preferred instance first, then a
 // deterministic, stratified sample of the whole proved feasible domain. Every assignment of the
@@ -126,14 +137,6 @@ absl::StatusOr<codegen::GeneratedCode> GenerateProgram(
   return codegen::GenerateCuda(bp, options);
 }
 
-// Instance `a` of family graph `g`, generated as GenerateProgram does.
-absl::StatusOr<codegen::GeneratedCode> GenerateInstance(
-    const SGraph& g, const Assignment& a, const codegen::CodegenOptions& options,
-    const codegen::CodegenOptions::Residency& residency) {
-  PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
-  return GenerateProgram(bp, options, residency);
-}
-
 // A family's instances, instantiated and generated as GenerateProgram does. The last
 // assignment's instantiated program is kept: an instance is generated with several codegen
 // options in a row (its variants, the wgmma test), and instantiating it (binding and
@@ -198,11 +201,20 @@ constexpr int kMaxSamplingWorkers = 16;
 // solver); the result does not depend on `threads`.
 absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
                                         const search::FamilyResult& fr, int count, int sm,
+                                        const Target& target,
                                         const codegen::CodegenOptions::Residency& residency,
                                         int threads) {
   const SGraph& g = *fr.graph;
   Sampled out;
   InstanceGenerator gen(g, residency);
+  // Appends an instance and its code, with the code's estimate (the program is the one `gen`
+  // instantiated for the instance's assignment last, which generated `code`).
+  auto push = [&](Instance inst, codegen::GeneratedCode code) {
+    const absl::StatusOr<BlockProgram>& bp = gen.Program(inst.assignment);
+    if (bp.ok()) inst.estimate_us = EstimateInstance(target, *bp, code, inst.work).us;
+    out.instances.push_back(std::move(inst));
+    out.codes.push_back(std::move(code));
+  };
   const std::vector<std::pair<std::string, codegen::CodegenOptions>> variants = CodegenVariants(sm);
   // Asked of the preferred instance, the same for all of a family's instances:
   // kWgmmaOnlyAttention applies to attention families only, and library_matmul_cluster_split
@@ -236,14 +248,12 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
       if (v) {
         base.variant = pdl_only ? "attention_wgmma,programmatic_dependent_launch"
                                 : "attention_wgmma";
-        out.instances.push_back(std::move(base));
-        out.codes.push_back(std::move(*v));
+        push(std::move(base), std::move(*v));
         return;
       }
     }
     std::set<std::string> sources = {code.source};
-    out.instances.push_back(std::move(base));
-    out.codes.push_back(std::move(code));
+    push(std::move(base), std::move(code));
     // Programmatic dependent launch: for multi-kernel instances, and for one-kernel ones whose
     // cost bound is within kPdlOneKernelMaxCostUs (where overlapping the launch with the
     // previous call matters; docs/optimize.md).
@@ -262,15 +272,22 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
       if (!sources.insert(v->source).second) continue;
       Instance vi = inst;
       vi.variant = name;
-      out.instances.push_back(std::move(vi));
-      out.codes.push_back(std::move(*v));
+      push(std::move(vi), std::move(*v));
     }
   };
   const std::string best_key = AssignmentText(g, fr.best);
   {
     absl::StatusOr<codegen::GeneratedCode> code = gen.Generate(fr.best);
     if (code.ok()) {
-      take({fr.best, fr.cost_us, best_key, "", ""}, std::move(*code));
+      // Its work metrics (the walk's points carry theirs from the instance check).
+      InstanceWork work;
+      ExprContext ctx;
+      absl::StatusOr<prune::Family> family = BuildFamily(g, ctx);
+      if (family.ok()) {
+        absl::StatusOr<prune::InstanceCheck> check = checker.Check(*family, fr.best, std::nullopt);
+        if (check.ok()) work = WorkOf(check->metrics);
+      }
+      take({fr.best, fr.cost_us, best_key, "", "", work}, std::move(*code));
     } else {
       out.first_error = std::string(code.status().message());
     }
@@ -374,7 +391,7 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
     int64_t blocks = 1;
     for (int64_t d : code->launches.front().grid) blocks *= d;
     const bool wgmma = wgmma_family && w.gen->WgmmaCode(a, false, code->source).has_value();
-    pt.member = Member{{a, check->cost_lower_bound_us, pt.key, "", ""}, forloop,
+    pt.member = Member{{a, check->cost_lower_bound_us, pt.key, "", "", WorkOf(check->metrics)}, forloop,
                        StableHasher().Add(absl::string_view(pt.key)).Finish(), false, blocks,
                        wgmma};
     return pt;
@@ -574,17 +591,28 @@ std::optional<codegen::CodegenOptions> VariantOptions(
   return std::nullopt;
 }
 
+// A feasible instance's cost lower bound, estimate and code (GenerateChecked).
+struct Checked {
+  double cost_us = 0;
+  double estimate_us = 0;
+  codegen::GeneratedCode code;
+};
+
 // `a` of family graph `g` generated with `options` (and `residency`) when it is a feasible instance
-// (Pruner::CheckInstance): its cost lower bound and code. For the refinement rounds and a
-// tuning-cache entry that names no sampled candidate.
-absl::StatusOr<std::pair<double, codegen::GeneratedCode>> GenerateChecked(
-    prune::Pruner& pruner, const prune::Family& family, const SGraph& g, const Assignment& a,
-    const codegen::CodegenOptions& options, const codegen::CodegenOptions::Residency& residency) {
+// (Pruner::CheckInstance): its cost lower bound, its estimate on `target` and its code. For the
+// refinement rounds and a tuning-cache entry that names no sampled candidate.
+absl::StatusOr<Checked> GenerateChecked(prune::Pruner& pruner, const prune::Family& family,
+                                        const SGraph& g, const Assignment& a,
+                                        const codegen::CodegenOptions& options,
+                                        const Target& target,
+                                        const codegen::CodegenOptions::Residency& residency) {
   PRISM_ASSIGN_OR_RETURN(prune::InstanceCheck check,
                          pruner.CheckInstance(family, a, std::nullopt));
   if (!check.ok()) return absl::FailedPreconditionError("not a feasible instance");
-  PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, GenerateInstance(g, a, options, residency));
-  return std::make_pair(check.cost_lower_bound_us, std::move(code));
+  PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
+  PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, GenerateProgram(bp, options, residency));
+  const double estimate = EstimateInstance(target, bp, code, WorkOf(check.metrics)).us;
+  return Checked{check.cost_lower_bound_us, estimate, std::move(code)};
 }
 
 // The first line of a (long) message.
@@ -814,8 +842,8 @@ const char* MethodName(Method method) {
 // `pruner` makes each family's InstanceChecker here, on the caller's thread.
 std::vector<absl::StatusOr<Sampled>> SampleFamilies(
     prune::Pruner& pruner, const std::vector<search::FamilyResult>& families, size_t first,
-    size_t n, int count, int sm, const codegen::CodegenOptions::Residency& residency,
-    int threads) {
+    size_t n, int count, int sm, const Target& target,
+    const codegen::CodegenOptions::Residency& residency, int threads) {
   std::vector<absl::StatusOr<Sampled>> out(n, absl::UnknownError("not sampled"));
   std::vector<prune::InstanceChecker> checkers(n);
   for (size_t k = 0; k < n; ++k) {
@@ -831,7 +859,8 @@ std::vector<absl::StatusOr<Sampled>> SampleFamilies(
   }
   RunOnThreads(n, [&](size_t k) {
     if (absl::IsUnknown(out[k].status())) {
-      out[k] = SampleInstances(checkers[k], families[first + k], count, sm, residency, threads);
+      out[k] = SampleInstances(checkers[k], families[first + k], count, sm, target, residency,
+                               threads);
     }
   });
   return out;
@@ -918,7 +947,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
                                   r.search.families.size() - next);
     std::vector<absl::StatusOr<Sampled>> sampled =
         SampleFamilies(pruner, r.search.families, next, round, options.instances_per_family, sm,
-                       residency, workers);
+                       target, residency, workers);
     for (size_t k = 0; k < round; ++k) {
       const size_t f = next + k;
       PRISM_RETURN_IF_ERROR(sampled[k].status());
@@ -930,6 +959,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         c.assignment = s.instances[i].assignment;
         c.codegen_variant = s.instances[i].variant;
         c.cost_us = s.instances[i].cost_us;
+        c.estimate_us = s.instances[i].estimate_us;
         r.candidates.push_back(std::move(c));
         codes.push_back(std::move(s.codes[i]));
       }
@@ -975,11 +1005,16 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     if (v.ok()) r.nvrtc_version = *v;
   }
   runtime::CompileCache cache(options.compile_cache_dir);
-  // Candidate order by the cost model (stable: build order breaks ties).
+  // Candidate order by the estimate, ties by the cost lower bound (stable: build order breaks
+  // the rest). The lower bound alone ranked badly: its first candidate measured 2.2× the
+  // fastest in geometric mean over the twelve rows, the estimate's 1.07× (estimate.h).
   std::vector<size_t> by_cost(r.candidates.size());
   for (size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
   std::stable_sort(by_cost.begin(), by_cost.end(), [&](size_t a, size_t b) {
-    return r.candidates[a].cost_us < r.candidates[b].cost_us;
+    const Candidate& x = r.candidates[a];
+    const Candidate& y = r.candidates[b];
+    if (x.estimate_us != y.estimate_us) return x.estimate_us < y.estimate_us;
+    return x.cost_us < y.cost_us;
   });
 
   if (!r.device) {
@@ -1039,17 +1074,19 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         const std::optional<codegen::CodegenOptions> vopt =
             VariantOptions(AllVariants(r.sm), e.codegen_variant);
         const absl::StatusOr<const prune::Family*> fam = FamilyFor(checks, e.family, g);
-        absl::StatusOr<std::pair<double, codegen::GeneratedCode>> made =
-            vopt && fam.ok() ? GenerateChecked(pruner, **fam, g, e.assignment, *vopt, residency)
+        absl::StatusOr<Checked> made =
+            vopt && fam.ok()
+                ? GenerateChecked(pruner, **fam, g, e.assignment, *vopt, target, residency)
                              : absl::NotFoundError("unknown variant or family");
         if (made.ok()) {
           Candidate c;
           c.family = e.family;
           c.assignment = e.assignment;
           c.codegen_variant = e.codegen_variant;
-          c.cost_us = made->first;
+          c.cost_us = made->cost_us;
+          c.estimate_us = made->estimate_us;
           r.candidates.push_back(std::move(c));
-          codes.push_back(std::move(made->second));
+          codes.push_back(std::move(made->code));
           hit = static_cast<int>(r.candidates.size()) - 1;
         }
       }
@@ -1193,15 +1230,16 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
     // Appends the candidate made from candidate `from` (its family) at `a` with `variant` and
     // its cost and code to `added`'s round.
     auto append = [&](size_t from, const Assignment& a, const std::string& variant,
-                      std::pair<double, codegen::GeneratedCode> made, std::vector<size_t>& added) {
+                      Checked made, std::vector<size_t>& added) {
       Candidate c;
       c.family = r.candidates[from].family;
       c.assignment = a;
       c.codegen_variant = variant;
-      c.cost_us = made.first;
+      c.cost_us = made.cost_us;
+      c.estimate_us = made.estimate_us;
       c.refined_from = static_cast<int>(from);
       r.candidates.push_back(std::move(c));
-      codes.push_back(std::move(made.second));
+      codes.push_back(std::move(made.code));
       added.push_back(r.candidates.size() - 1);
     };
     // Variant round (tune.h step 4): the refine_top fastest matching candidates, each again
@@ -1225,8 +1263,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           const std::optional<codegen::CodegenOptions> vopt = VariantOptions(variants, name);
           if (vopt && known.insert(key_of(base.family, base.assignment, name)).second) {
             PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
-            absl::StatusOr<std::pair<double, codegen::GeneratedCode>> m =
-                GenerateChecked(pruner, *fam, g, base.assignment, *vopt, residency);
+            absl::StatusOr<Checked> m =
+                GenerateChecked(pruner, *fam, g, base.assignment, *vopt, target, residency);
             if (m.ok()) append(from, base.assignment, name, *std::move(m), added);
           }
         }
@@ -1237,8 +1275,8 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           }
           if (!known.insert(key_of(base.family, base.assignment, name)).second) continue;
           PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
-          absl::StatusOr<std::pair<double, codegen::GeneratedCode>> m =
-              GenerateChecked(pruner, *fam, g, base.assignment, vopt, residency);
+          absl::StatusOr<Checked> m =
+              GenerateChecked(pruner, *fam, g, base.assignment, vopt, target, residency);
           if (m.ok()) append(from, base.assignment, name, *std::move(m), added);
         }
       }
@@ -1257,11 +1295,11 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         std::optional<codegen::CodegenOptions> vopt = VariantOptions(variants, base.codegen_variant);
         if (!vopt) continue;
         PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
-        std::map<std::string, std::pair<double, codegen::GeneratedCode>> made;
+        std::map<std::string, Checked> made;
         auto accept = [&](const Assignment& n) {
           if (known.count(key_of(base.family, n, base.codegen_variant))) return false;
-          absl::StatusOr<std::pair<double, codegen::GeneratedCode>> m =
-              GenerateChecked(pruner, *fam, g, n, *vopt, residency);
+          absl::StatusOr<Checked> m =
+              GenerateChecked(pruner, *fam, g, n, *vopt, target, residency);
           if (!m.ok()) return false;
           made[AssignmentText(g, n)] = *std::move(m);
           return true;

@@ -52,9 +52,10 @@ TEST(DumpAfterTest, SearchStages) {
 
 TEST(DumpAfterTest, OptimizeStages) {
   CheckStages({
-      {"optimize", "instantiate", {"1. family #1 at gx=64 F=1 T=64 S=1, lower bound 0.5964 µs\n"}},
+      {"optimize", "instantiate", {"1. family #1 at gx=64 F=1 T=64 S=1, lower bound 0.5964 µs, estimate "}},
       {"optimize", "codegen", {"kernel k0 (prism_small_k0): grid (64, 1, 1), 64 threads, ", "__global__"}},
-      {"optimize", "tune", {"1 (selected). family #1 at gx=64 F=1 T=64 S=1: ", "selected by the cost model (no GPU: --no-gpu)\n"}},
+      {"optimize", "tune", {"2 (selected). family #1 at gx=64 F=1 T=64 S=1 [programmatic_dependent_launch]: estimate ",
+                            "selected by the cost model (no GPU: --no-gpu)\n"}},
   });
 }
 

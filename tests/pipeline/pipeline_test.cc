@@ -121,6 +121,8 @@ TEST(PipelineTest, CandidatesSummarizeTheTunersWork) {
     EXPECT_LE(c.family, r.families_found);
     EXPECT_FALSE(c.assignment.empty());
     EXPECT_GT(c.cost_us, 0);
+    EXPECT_GT(c.estimate_us, 0);
+    EXPECT_GE(c.estimate_us, r.estimate_us);  // without a GPU, the estimate's first is selected
     EXPECT_FALSE(c.measured_us.has_value());  // GpuMode::kOff
     EXPECT_FALSE(c.relative_error.has_value());
     EXPECT_FALSE(c.matches);
@@ -129,6 +131,7 @@ TEST(PipelineTest, CandidatesSummarizeTheTunersWork) {
     EXPECT_EQ(c.family, r.family);
     EXPECT_EQ(c.assignment, r.assignment);  // the same parameters, in the same order
     EXPECT_EQ(c.cost_us, r.cost_us);
+    EXPECT_EQ(c.estimate_us, r.estimate_us);
     EXPECT_EQ(c.error, "");
   }
   EXPECT_EQ(selected, 1);

@@ -218,6 +218,9 @@ class OptimizeTest(unittest.TestCase):
         self.assertEqual(chosen[0].family, r.family)
         self.assertEqual(chosen[0].assignment, r.assignment)
         self.assertEqual(chosen[0].cost_us, r.cost_us)
+        self.assertEqual(chosen[0].estimate_us, r.estimate_us)
+        # Without a GPU the selection is the estimate's first candidate.
+        self.assertEqual(min(c.estimate_us for c in r.candidates), r.estimate_us)
         self.assertTrue(all(c.measured_us is None for c in r.candidates))  # no GPU
         self.assertTrue(all(k.family >= 1 and k.message for k in r.codegen_skips))
 

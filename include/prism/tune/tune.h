@@ -163,6 +163,9 @@ struct Candidate {
   // the knobs that differ, e.g. "attention_tiles_per_warp=2" (CodegenVariants()).
   std::string codegen_variant;
   double cost_us = 0;         // the cost model's lower bound (µs)
+  // The cost model's estimate (µs; EstimateInstance, tune/estimate.h): the ranking without a
+  // GPU. Not a bound.
+  double estimate_us = 0;
   std::string codegen_error;  // empty: generated
   bool compiled = false;
   std::string compile_error;  // empty unless compilation was tried and failed
