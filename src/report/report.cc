@@ -39,7 +39,7 @@ std::string Num(double v) {
 }
 
 const char* SelectedBy(tune::Method method) {
-  return method == tune::Method::kMeasured ? "selected by measurement" : "selected by the cost model";
+  return method == tune::Method::kMeasured ? "selected by measurement" : "selected by the cost model's estimate";
 }
 
 std::string HtmlEscape(absl::string_view s) {

@@ -33,7 +33,7 @@ std::string HtmlEscape(absl::string_view s);
 // "007-<family, unsafe characters as _>.<query>.smt2" for pruned family index 6.
 std::string SmtFileName(size_t index, absl::string_view family, absl::string_view query);
 
-// "selected by measurement" / "selected by the cost model".
+// "selected by measurement" / "selected by the cost model's estimate".
 const char* SelectedBy(tune::Method method);
 
 // One step of the readable rewrite chain: the rewritten subterm before and after.

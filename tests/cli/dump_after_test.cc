@@ -55,7 +55,7 @@ TEST(DumpAfterTest, OptimizeStages) {
       {"optimize", "instantiate", {"1. family #1 at gx=64 F=1 T=64 S=1, lower bound 0.5964 µs, estimate "}},
       {"optimize", "codegen", {"kernel k0 (prism_small_k0): grid (64, 1, 1), 64 threads, ", "__global__"}},
       {"optimize", "tune", {"2 (selected). family #1 at gx=64 F=1 T=64 S=1 [programmatic_dependent_launch]: estimate ",
-                            "selected by the cost model (no GPU: --no-gpu)\n"}},
+                            "selected by the cost model's estimate (no GPU: --no-gpu)\n"}},
   });
 }
 

@@ -46,9 +46,10 @@
 //      selected with the cached measurement (TuneResult::tune_cache_hit); after a measured
 //      selection the entry is written (TuneCache below).
 //      Without a GPU (use_gpu false, or no driver/device: `no_gpu_reason` says which) the
-//      cheapest candidate by the cost lower bound is selected (Method::kCostModel), compiled
-//      with NVRTC for the target's compute capability when NVRTC is available (candidates
-//      that do not compile are skipped, the next cheapest taken).
+//      candidate with the lowest estimate (Candidate::estimate_us, tune/estimate.h; ties by
+//      the cost lower bound) is selected (Method::kCostModel), compiled with NVRTC for the
+//      target's compute capability when NVRTC is available (candidates that do not compile
+//      are skipped, the next one taken).
 //   4. With a GPU, refinement. First, when refine_rounds > 0, the variant round: each of the
 //      refine_top fastest matching candidates is generated again, same assignment, with
 //      programmatic dependent launch when it is a one-kernel instance without it (sm_90 on; its
