@@ -211,7 +211,9 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
   // instantiated for the instance's assignment last, which generated `code`).
   auto push = [&](Instance inst, codegen::GeneratedCode code) {
     const absl::StatusOr<BlockProgram>& bp = gen.Program(inst.assignment);
-    if (bp.ok()) inst.estimate_us = EstimateInstance(target, *bp, code, inst.work).us;
+    PRISM_CHECK(bp.ok(), "an instance whose code generated did not instantiate: ",
+                bp.status().message());
+    inst.estimate_us = EstimateInstance(target, *bp, code, inst.work).us;
     out.instances.push_back(std::move(inst));
     out.codes.push_back(std::move(code));
   };
