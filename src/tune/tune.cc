@@ -195,12 +195,14 @@ constexpr int64_t kPointsPerRound = 256;
 // host has 16; a family's walk took 1.1–1.4 s there with 16, docs/performance.md 2026-12-06).
 constexpr int kMaxSamplingWorkers = 16;
 
-// `residency.sms`: the target's SMs (the strata's one-wave test). `threads` (≥ 1) workers
+// `residency.sms`: the target's SMs (the strata's one-wave test). `preferred_work`: the work
+// metrics of the family's preferred instance (the walk's points take theirs from their checks). `threads` (≥ 1) workers
 // examine the points of the cross product, each with its own prune::Family and all with
 // `checker` (made for the family's graph: the checks are of concrete instances, which need no
 // solver); the result does not depend on `threads`.
 absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
-                                        const search::FamilyResult& fr, int count, int sm,
+                                        const search::FamilyResult& fr,
+                                        const InstanceWork& preferred_work, int count, int sm,
                                         const Target& target,
                                         const codegen::CodegenOptions::Residency& residency,
                                         int threads) {
@@ -281,15 +283,7 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
   {
     absl::StatusOr<codegen::GeneratedCode> code = gen.Generate(fr.best);
     if (code.ok()) {
-      // Its work metrics (the walk's points carry theirs from the instance check).
-      InstanceWork work;
-      ExprContext ctx;
-      absl::StatusOr<prune::Family> family = BuildFamily(g, ctx);
-      if (family.ok()) {
-        absl::StatusOr<prune::InstanceCheck> check = checker.Check(*family, fr.best, std::nullopt);
-        if (check.ok()) work = WorkOf(check->metrics);
-      }
-      take({fr.best, fr.cost_us, best_key, "", "", work}, std::move(*code));
+      take({fr.best, fr.cost_us, best_key, "", "", preferred_work}, std::move(*code));
     } else {
       out.first_error = std::string(code.status().message());
     }
@@ -848,12 +842,16 @@ std::vector<absl::StatusOr<Sampled>> SampleFamilies(
     const codegen::CodegenOptions::Residency& residency, int threads) {
   std::vector<absl::StatusOr<Sampled>> out(n, absl::UnknownError("not sampled"));
   std::vector<prune::InstanceChecker> checkers(n);
+  std::vector<InstanceWork> preferred_work(n);
   for (size_t k = 0; k < n; ++k) {
     ExprContext ctx;  // the checker keeps no expression
     absl::StatusOr<prune::Family> family = BuildFamily(*families[first + k].graph, ctx);
     absl::StatusOr<prune::InstanceChecker> checker =
         family.ok() ? pruner.MakeChecker(*family) : family.status();
     if (checker.ok()) {
+      absl::StatusOr<prune::InstanceCheck> check =
+          checker->Check(*family, families[first + k].best, std::nullopt);
+      if (check.ok()) preferred_work[k] = WorkOf(check->metrics);
       checkers[k] = *std::move(checker);
     } else {
       out[k] = checker.status();
@@ -861,8 +859,8 @@ std::vector<absl::StatusOr<Sampled>> SampleFamilies(
   }
   RunOnThreads(n, [&](size_t k) {
     if (absl::IsUnknown(out[k].status())) {
-      out[k] = SampleInstances(checkers[k], families[first + k], count, sm, target, residency,
-                               threads);
+      out[k] = SampleInstances(checkers[k], families[first + k], preferred_work[k], count, sm,
+                               target, residency, threads);
     }
   });
   return out;
