@@ -84,16 +84,27 @@ Estimate EstimateInstance(const Target& target, const BlockProgram& program,
         return static_cast<double>(work_total) /
                (static_cast<double>(rate_per_ns) * 1e3 * efficiency * share);
       };
-      k.compute_us = term(work.flops, target.tensor_flops_per_ns, model.tensor_efficiency) +
-                     term(work.sfu_ops, target.sfu_ops_per_ns, model.sfu_efficiency) +
+      // The warps of a block meet at one barrier per stage: the more warpgroups a block has,
+      // the less one's stall is covered by another's work.
+      const double lockstep =
+          1.0 + model.block_lockstep * std::max(0.0, static_cast<double>(threads) / 128.0 - 1.0);
+      k.compute_us = (term(work.flops, target.tensor_flops_per_ns, model.tensor_efficiency) +
+                      term(work.sfu_ops, target.sfu_ops_per_ns, model.sfu_efficiency)) *
+                         lockstep +
                      model.kernel_latency_us;
       k.launch_us = static_cast<double>(target.launch_overhead_ns) / 1e3 -
                     (pdl ? model.first_launch_pdl_saving_us : 0.0);
     } else {
       k.launch_us = pdl ? model.dependent_launch_pdl_us : model.dependent_launch_us;
     }
+    // A pipelined loop of F iterations hides all of the shorter of its loads and compute but
+    // one iteration's (the pipeline's fill and drain); a kernel without a stage ring (one
+    // stage, or none: loads straight from global memory) hides none of it.
+    const double exposed = stage > 0 && stages > 1
+                               ? std::max(model.overlap_loss, 1.0 / static_cast<double>(forloop))
+                               : 1.0;
     k.us = k.launch_us + std::max(k.memory_us, k.compute_us) +
-           model.overlap_loss * std::min(k.memory_us, k.compute_us);
+           exposed * std::min(k.memory_us, k.compute_us);
     e.us += k.us;
     e.kernels.push_back(k);
   }

@@ -1007,7 +1007,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   runtime::CompileCache cache(options.compile_cache_dir);
   // Candidate order by the estimate, ties by the cost lower bound (stable: build order breaks
   // the rest). The lower bound alone ranked badly: its first candidate measured 2.2× the
-  // fastest in geometric mean over the twelve rows, the estimate's 1.07× (estimate.h).
+  // fastest in geometric mean over the twelve rows, the estimate's 1.04× (estimate.h).
   std::vector<size_t> by_cost(r.candidates.size());
   for (size_t i = 0; i < by_cost.size(); ++i) by_cost[i] = i;
   std::stable_sort(by_cost.begin(), by_cost.end(), [&](size_t a, size_t b) {

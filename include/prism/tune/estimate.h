@@ -16,19 +16,25 @@
 //     flight / loaded_latency_us (Little's law: resident blocks × stages ahead × stage bytes),
 //     active SMs × one SM's share of the bandwidth), plus kernel_latency_us;
 //   - compute (first kernel): the instance's flops and special-function operations at
-//     tensor_efficiency / sfu_efficiency of the target's ceilings, over the active SMs;
-//   - a kernel takes the longer of the two plus overlap_loss of the shorter (they overlap,
-//     not perfectly; without it, compute-bound attention instances tied, and the tie went
-//     to instances that measured 1.4× the fastest);
+//     tensor_efficiency / sfu_efficiency of the target's ceilings, over the active SMs, and
+//     block_lockstep more per warpgroup of a block beyond the first (a block's warps meet at
+//     one barrier per stage, so one warpgroup's stall is less covered by another's work: the
+//     attention rows measured 11–14 % per warpgroup);
+//   - a kernel takes the longer of the two plus a share of the shorter: 1/F of it for a
+//     pipelined loop of F iterations (its fill and drain), at least overlap_loss (the overlap
+//     is not perfect; without it, compute-bound attention instances tied, and the tie went
+//     to instances that measured 1.4× the fastest), all of it for a kernel without a stage
+//     ring (one stage, or loads straight from global memory);
 //   - a kernel without pipeline stages pays serial_element_us per element each thread walks;
 //   - launches: the target's launch overhead for the first kernel (first_launch_pdl_saving_us
 //     less with programmatic dependent launch, which overlaps the previous call), then
 //     dependent_launch_us per kernel (dependent_launch_pdl_us with PDL).
 // Its constants were fitted to 2,390 measured candidates of the twelve rows (H100,
-// bench/gpu/results/h100-2026-12-06-s11-run1) and checked on two later runs
-// (h100-2026-12-07-s18-run1, -s20-run1): the candidate it ranks first measured 1.00–1.14× the
-// fastest on every row, 1.07× in geometric mean (docs/optimize.md "The estimate"). It is not
-// a bound and proves nothing.
+// bench/gpu/results/h100-2026-12-06-s11-run1) and checked on later runs (h100-2026-12-07-s18-run1,
+// -s20-run1, -s20-run2); the loop's fill and drain and block_lockstep were added on all three
+// of s11, s20-run1 and s20-run2. On those, the candidate it ranks first measured 1.00–1.11× the
+// fastest on every row, 1.04× in geometric mean (docs/optimize.md "The estimate";
+// tools/estimate_check.py). It is not a bound and proves nothing.
 #ifndef PRISM_TUNE_ESTIMATE_H_
 #define PRISM_TUNE_ESTIMATE_H_
 
@@ -61,6 +67,7 @@ struct EstimateModel {
   double dependent_launch_us = 2.0;
   double dependent_launch_pdl_us = 1.0;
   double overlap_loss = 0.2;  // of the shorter of memory and compute, added to the longer
+  double block_lockstep = 0.08;  // compute time added per warpgroup of a block beyond the first
 };
 
 struct KernelEstimate {
@@ -69,7 +76,8 @@ struct KernelEstimate {
   double compute_us = 0;  // 0 for kernels after the first
   double bytes = 0;       // bytes streamed
   double bytes_per_us = 0;  // the bandwidth the model allows them
-  // launch_us + max(memory_us, compute_us) + overlap_loss × min(memory_us, compute_us)
+  // launch_us + max(memory_us, compute_us) + the exposed share of min(memory_us, compute_us):
+  // max(overlap_loss, 1 / forloop) with a ring of two or more stages, all of it without
   double us = 0;
 };
 
