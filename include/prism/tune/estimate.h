@@ -30,11 +30,11 @@
 //     less with programmatic dependent launch, which overlaps the previous call), then
 //     dependent_launch_us per kernel (dependent_launch_pdl_us with PDL).
 // Its constants were fitted to 2,390 measured candidates of the twelve rows (H100,
-// bench/gpu/results/h100-2026-12-06-s11-run1) and checked on later runs (h100-2026-12-07-s18-run1,
-// -s20-run1, -s20-run2); the loop's fill and drain and block_lockstep were added on all three
-// of s11, s20-run1 and s20-run2. On those, the candidate it ranks first measured 1.00–1.11× the
-// fastest on every row, 1.04× in geometric mean (docs/optimize.md "The estimate";
-// tools/estimate_check.py). It is not a bound and proves nothing.
+// bench/gpu/results/h100-2026-12-06-s11-run1); the loop's fill and drain and block_lockstep
+// were chosen on that run and two later ones (h100-2026-12-07-s20-run1, -s20-run2), and checked
+// on a run measured after them (-s21-run1): there, the candidate it ranks first measured
+// 1.00–1.11× the fastest on every row, 1.044× in geometric mean (docs/optimize.md "The
+// estimate"; tools/estimate_check.py). It is not a bound and proves nothing.
 #ifndef PRISM_TUNE_ESTIMATE_H_
 #define PRISM_TUNE_ESTIMATE_H_
 
