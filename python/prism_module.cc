@@ -296,6 +296,7 @@ PYBIND11_MODULE(_prism, m) {
       .def_readonly("codegen_variant", &CandidateSummary::codegen_variant)
       .def_readonly("cost_us", &CandidateSummary::cost_us)
       .def_readonly("estimate_us", &CandidateSummary::estimate_us)
+      .def_readonly("estimate_terms", &CandidateSummary::estimate_terms)
       .def_readonly("compiled", &CandidateSummary::compiled)
       .def_readonly("measured_us", &CandidateSummary::measured_us)
       .def_readonly("relative_error", &CandidateSummary::relative_error)

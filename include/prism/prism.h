@@ -148,6 +148,7 @@ struct CandidateSummary {
   std::string codegen_variant;        // "" (default CodegenOptions) or the knobs that differ
   double cost_us = 0;                 // the cost model's lower bound, µs
   double estimate_us = 0;             // the cost model's estimate, µs (the no-GPU ranking)
+  std::string estimate_terms;         // its terms per kernel ("k0: 1.20 + 15.83 µs (memory: ...)")
   bool compiled = false;
   std::optional<double> measured_us;  // median per call on the GPU
   std::optional<double> relative_error;  // of its output against the reference interpreter

@@ -216,6 +216,7 @@ absl::StatusOr<Result> OptimizeProgram(const Program& declared, const OptimizeOp
     c.codegen_variant = k.codegen_variant;
     c.cost_us = k.cost_us;
     c.estimate_us = k.estimate_us;
+    c.estimate_terms = k.estimate_terms;
     c.compiled = k.compiled;
     if (k.measurement) {
       c.measured_us = k.measurement->median_us;

@@ -93,7 +93,9 @@ absl::StatusOr<std::string> DumpAfter(absl::string_view stage, const Program& pr
       const tune::Candidate& c = tune->candidates[i];
       absl::StrAppend(&out, "  ", i + 1, ". family #", c.family + 1, " at ",
                       tune::CandidateText(*tune->search.families[c.family].graph, c), ", lower bound ",
-                      Num(c.cost_us), " µs, estimate ", Num(c.estimate_us), " µs\n");
+                      Num(c.cost_us), " µs, estimate ", Num(c.estimate_us), " µs",
+                      c.estimate_terms.empty() ? "" : absl::StrCat(" (", c.estimate_terms, ")"),
+                      "\n");
     }
     for (const tune::CodegenSkip& s : tune->codegen_skips) {
       absl::StrAppend(&out, "  skipped family #", s.family + 1, ": ", s.message, "\n");

@@ -301,6 +301,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
               {"assignment", AssignmentJson(*fam.graph, chosen.assignment)},
               {"cost_us", chosen.cost_us},
               {"estimate_us", chosen.estimate_us},
+              {"estimate_terms", chosen.estimate_terms},
               {"rank_us", fam.rank_us}};
   if (!chosen.codegen_variant.empty()) sel["codegen_variant"] = chosen.codegen_variant;
   if (!result.no_gpu_reason.empty()) sel["no_gpu_reason"] = result.no_gpu_reason;
@@ -398,6 +399,7 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
               {"assignment", AssignmentJson(*result.search.families[c.family].graph, c.assignment)},
               {"cost_us", c.cost_us},
               {"estimate_us", c.estimate_us},
+              {"estimate_terms", c.estimate_terms},
               {"selected", static_cast<int>(i) == result.selected}};
     if (!c.codegen_variant.empty()) e["codegen_variant"] = c.codegen_variant;
     if (c.refined_from >= 0) e["refined_from"] = c.refined_from;
@@ -449,7 +451,8 @@ absl::StatusOr<Report> BuildReport(const Program& program, const std::string& pr
                   internal::SelectedBy(result.method));
   if (!result.no_gpu_reason.empty()) absl::StrAppend(&md, " (no GPU: ", result.no_gpu_reason, ")");
   absl::StrAppend(&md, "; cost lower bound ", Num(chosen.cost_us), " µs, estimate ",
-                  Num(chosen.estimate_us), " µs");
+                  Num(chosen.estimate_us), " µs",
+                  chosen.estimate_terms.empty() ? "" : absl::StrCat(" (`", chosen.estimate_terms, "`)"));
   if (chosen.measurement) absl::StrAppend(&md, ", measured ", Num(chosen.measurement->median_us), " µs");
   absl::StrAppend(&md, ".\n\n| kernel | function | grid | threads | dynamic smem (B) |\n|---|---|---|---|---|\n");
   for (const codegen::LaunchConfig& l : result.code.launches) {

@@ -171,7 +171,8 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
                      {"kernels", fr.kernels},
                      {"assignment", AssignmentJson(*fr.graph, c.assignment)},
                      {"cost_us", c.cost_us},
-                     {"estimate_us", c.estimate_us}};
+                     {"estimate_us", c.estimate_us},
+                     {"estimate_terms", c.estimate_terms}};
     if (!c.codegen_variant.empty()) j["selected"]["codegen_variant"] = c.codegen_variant;
     if (c.measurement) j["selected"]["measured_us"] = c.measurement->median_us;
     if (!c.confirm_us.empty()) j["selected"]["confirm_us"] = c.confirm_us;
@@ -187,6 +188,7 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
           {"assignment", AssignmentJson(*r.search.families[k.family].graph, k.assignment)},
           {"cost_us", k.cost_us},
           {"estimate_us", k.estimate_us},
+          {"estimate_terms", k.estimate_terms},
           {"compiled", k.compiled},
           {"cache_hit", k.cache_hit}};
       if (!k.codegen_variant.empty()) e["codegen_variant"] = k.codegen_variant;
@@ -267,6 +269,9 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
                     ConfirmText(c.confirm_us));
   }
   absl::StrAppend(&text, "\n");
+  if (r.method == tune::Method::kCostModel && !c.estimate_terms.empty()) {
+    absl::StrAppend(&text, "          estimate  ", c.estimate_terms, "\n");
+  }
   if (r.method == tune::Method::kCostModel) {
     absl::StrAppend(
         &text, "          selected by the cost model's estimate, not measured (no GPU: ",

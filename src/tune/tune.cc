@@ -51,6 +51,7 @@ struct Instance {
   std::string variant;  // Candidate::codegen_variant
   InstanceWork work;    // the family's flops and sfu_ops at the assignment
   double estimate_us = 0;  // EstimateInstance of the instance's code (set by take)
+  std::string estimate_terms{};  // its Estimate::ToString()
 };
 
 // The flops and sfu_ops of an instance check's metrics (0 where absent).
@@ -215,7 +216,9 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
     const absl::StatusOr<BlockProgram>& bp = gen.Program(inst.assignment);
     PRISM_CHECK(bp.ok(), "an instance whose code generated did not instantiate: ",
                 bp.status().message());
-    inst.estimate_us = EstimateInstance(target, *bp, code, inst.work).us;
+    const Estimate e = EstimateInstance(target, *bp, code, inst.work);
+    inst.estimate_us = e.us;
+    inst.estimate_terms = e.ToString();
     out.instances.push_back(std::move(inst));
     out.codes.push_back(std::move(code));
   };
@@ -591,6 +594,7 @@ std::optional<codegen::CodegenOptions> VariantOptions(
 struct Checked {
   double cost_us = 0;
   double estimate_us = 0;
+  std::string estimate_terms;  // Estimate::ToString()
   codegen::GeneratedCode code;
 };
 
@@ -607,8 +611,8 @@ absl::StatusOr<Checked> GenerateChecked(prune::Pruner& pruner, const prune::Fami
   if (!check.ok()) return absl::FailedPreconditionError("not a feasible instance");
   PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
   PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, GenerateProgram(bp, options, residency));
-  const double estimate = EstimateInstance(target, bp, code, WorkOf(check.metrics)).us;
-  return Checked{check.cost_lower_bound_us, estimate, std::move(code)};
+  const Estimate estimate = EstimateInstance(target, bp, code, WorkOf(check.metrics));
+  return Checked{check.cost_lower_bound_us, estimate.us, estimate.ToString(), std::move(code)};
 }
 
 // The first line of a (long) message.
@@ -960,6 +964,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         c.codegen_variant = s.instances[i].variant;
         c.cost_us = s.instances[i].cost_us;
         c.estimate_us = s.instances[i].estimate_us;
+        c.estimate_terms = std::move(s.instances[i].estimate_terms);
         r.candidates.push_back(std::move(c));
         codes.push_back(std::move(s.codes[i]));
       }
@@ -1085,6 +1090,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           c.codegen_variant = e.codegen_variant;
           c.cost_us = made->cost_us;
           c.estimate_us = made->estimate_us;
+          c.estimate_terms = made->estimate_terms;
           r.candidates.push_back(std::move(c));
           codes.push_back(std::move(made->code));
           hit = static_cast<int>(r.candidates.size()) - 1;
@@ -1237,6 +1243,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
       c.codegen_variant = variant;
       c.cost_us = made.cost_us;
       c.estimate_us = made.estimate_us;
+      c.estimate_terms = std::move(made.estimate_terms);
       c.refined_from = static_cast<int>(from);
       r.candidates.push_back(std::move(c));
       codes.push_back(std::move(made.code));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,8 @@ TEST(OptimizeCliTest, TextSaysTheCostModelSelectedAndWritesTheFiles) {
         std::string("selected  family #"), std::string(" (1 kernel) at "),
         std::string("cost lower bound "),
         std::string(" µs, estimate "),
+        // The estimate's terms: one kernel, its launch plus the rest, the binding term.
+        std::string("\n          estimate  k0: "),
         std::string("selected by the cost model's estimate, not measured (no GPU: --no-gpu)"),
         "wrote     " + dir + "/out/{kernel.cu, launch.json, host.h, family.json}\n"}) {
     EXPECT_THAT(r.out, HasSubstr(s));
@@ -485,6 +488,14 @@ TEST(OptimizeCliTest, JsonAndTheDefaultOutputDirectory) {
   double lowest = 1e30;
   for (const nlohmann::json& c : j["candidates"]) lowest = std::min(lowest, c["estimate_us"].get<double>());
   EXPECT_EQ(j["selected"]["estimate_us"].get<double>(), lowest);
+  // Its terms: "k0: <launch> + <rest> µs (memory: ... | compute: ...)", the rest and the launch
+  // adding up to the estimate (to the printed two decimals).
+  const std::string terms = j["selected"]["estimate_terms"].get<std::string>();
+  double launch = 0, rest = 0;
+  ASSERT_EQ(std::sscanf(terms.c_str(), "k0: %lf + %lf", &launch, &rest), 2) << terms;
+  EXPECT_NEAR(launch + rest, lowest, 0.011) << terms;
+  EXPECT_THAT(terms, ::testing::AnyOf(HasSubstr(" (memory: "), HasSubstr(" (compute: ")));
+  EXPECT_EQ(terms.find(" | "), std::string::npos) << "one kernel: " << terms;
   EXPECT_GE(j["selected"]["family"].get<int>(), 1);
   EXPECT_TRUE(j["selected"]["assignment"].is_object());
   EXPECT_TRUE(j["selected"]["cost_us"].is_number());

@@ -221,6 +221,8 @@ class OptimizeTest(unittest.TestCase):
         self.assertEqual(chosen[0].estimate_us, r.estimate_us)
         # Without a GPU the selection is the estimate's first candidate.
         self.assertEqual(min(c.estimate_us for c in r.candidates), r.estimate_us)
+        # Each estimate's terms start with its first kernel's launch and the rest.
+        self.assertTrue(all(c.estimate_terms.startswith("k0: ") for c in r.candidates))
         self.assertTrue(all(c.measured_us is None for c in r.candidates))  # no GPU
         self.assertTrue(all(k.family >= 1 and k.message for k in r.codegen_skips))
 

@@ -167,6 +167,9 @@ struct Candidate {
   // The cost model's estimate (µs; EstimateInstance, tune/estimate.h): the ranking without a
   // GPU. Not a bound.
   double estimate_us = 0;
+  // Its terms per kernel (Estimate::ToString()): "k0: 1.20 + 15.83 µs (memory: 67.11 MB at
+  // 4.08 TB/s) | k1: ...", what the estimate charged and which term bound each kernel.
+  std::string estimate_terms;
   std::string codegen_error;  // empty: generated
   bool compiled = false;
   std::string compile_error;  // empty unless compilation was tried and failed
