@@ -18,8 +18,9 @@ std::string Estimate::ToString() const {
     if (k.compute_us > k.memory_us) {
       absl::StrAppend(&out, absl::StrFormat(" (compute: %.2f µs)", k.compute_us));
     } else {
-      absl::StrAppend(&out, absl::StrFormat(" (memory: %.2f MB at %.2f TB/s)", k.bytes / 1e6,
-                                            k.bytes_per_us / 1e6));
+      absl::StrAppend(&out, absl::StrFormat(" (memory: %.2f MB at %.2f TB/s", k.bytes / 1e6,
+                                            k.bytes_per_us / 1e6),
+                      k.serial_us > 0 ? absl::StrFormat(", serial %.2f µs", k.serial_us) : "", ")");
     }
   }
   return out;
@@ -75,7 +76,8 @@ Estimate EstimateInstance(const Target& target, const BlockProgram& program,
     k.bytes_per_us = bandwidth;
     k.memory_us = model.kernel_latency_us + k.bytes / bandwidth;
     if (stage <= 0) {
-      k.memory_us += arg_elements / (blocks * static_cast<double>(threads)) * model.serial_element_us;
+      k.serial_us = arg_elements / (blocks * static_cast<double>(threads)) * model.serial_element_us;
+      k.memory_us += k.serial_us;
     }
     if (i == 0) {
       const double share = active_sms / sms;

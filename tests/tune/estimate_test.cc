@@ -180,7 +180,7 @@ TEST(EstimateTest, ToStringNamesTheBindingTerm) {
   auto [bp2, code2] = Make({kStream, {{100, 1, 1}, 100, 0, 0, 1, 1, 100000, false}});
   EXPECT_EQ(EstimateInstance(target, bp2, code2, {60000000, 0}).ToString(),
             "k0: 1.50 + 226.61 µs (compute: 217.00 µs) | k1: 2.00 + 1.64 µs (memory: 0.20 MB at "
-            "0.85 TB/s)");
+            "0.85 TB/s, serial 0.40 µs)");
 }
 
 // A target or model with zeros where rates belong: finite estimates (1 B/µs where no bandwidth

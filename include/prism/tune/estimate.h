@@ -72,7 +72,8 @@ struct EstimateModel {
 
 struct KernelEstimate {
   double launch_us = 0;
-  double memory_us = 0;   // streaming time, kernel latency included
+  double memory_us = 0;   // streaming time, kernel latency and serial_us included
+  double serial_us = 0;   // a stageless kernel's per-element walk (serial_element_us)
   double compute_us = 0;  // 0 for kernels after the first
   double bytes = 0;       // bytes streamed
   double bytes_per_us = 0;  // the bandwidth the model allows them
@@ -85,7 +86,8 @@ struct Estimate {
   double us = 0;  // the sum over kernels
   std::vector<KernelEstimate> kernels;
   // "k0: 1.50 + 19.02 µs (memory: 50.37 MB at 2.86 TB/s) | k1: 1.00 + 1.21 µs (memory: ...)";
-  // a kernel bound by its compute says "(compute: ... µs)".
+  // a kernel bound by its compute says "(compute: ... µs)", a stageless kernel's memory term
+  // adds ", serial ... µs" (its part of the memory time).
   std::string ToString() const;
 };
 
