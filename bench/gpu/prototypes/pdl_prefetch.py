@@ -3,7 +3,12 @@ inputs before griddepcontrol.wait (programmatic dependent launch), so that the w
 i+1 stream in while call i's combine kernel runs. Only the named inputs (never written by an
 earlier kernel in the stream) move before the wait; the activations are loaded after it.
 
-python3 pdl_prefetch.py SRC DST WEIGHT_TILE_NAMES (comma-separated tile labels, e.g. Wt)
+python3 pdl_prefetch.py SRC DST WEIGHT_TILE_NAMES (comma-separated tile labels, e.g. v1,v2)
+
+The weights' prologue stages are committed one group per stage before the wait and the
+activations' after it, kStages - 1 groups each: iteration it's CpAsyncWait<kStages - 2> then
+completes the activations' group it and everything before it. A one-kernel program (gated_mlp's
+selection) has its only kernel transformed.
 """
 import os, re, shutil, sys
 
@@ -14,7 +19,9 @@ path = os.path.join(dst, "kernel.cu")
 s = open(path).read()
 # The first kernel (the partial one) only.
 k0 = s.index('extern "C" __global__')
-k1 = s.index('extern "C" __global__', k0 + 10)
+k1 = s.find('extern "C" __global__', k0 + 10)
+if k1 < 0:  # a one-kernel program: its only kernel
+    k1 = len(s)
 body = s[k0:k1]
 body = body.replace("prism_dev::PdlPrologue();",
                     'asm volatile("griddepcontrol.launch_dependents;" ::: "memory");', 1)
@@ -31,7 +38,8 @@ pro = re.search(r"#pragma unroll\n  for \(int st = 0; st < kStages - 1; \+\+st\)
                 r"    if \(st < kF\) load_stage\(st, st\);\n    CpAsyncCommit\(\);\n  \}\n", body)
 assert pro, "prologue not found"
 new = ("#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n"
-       "    if (st < kF) load_w(st, st);  // weights: before the wait\n  }\n"
+       "    if (st < kF) load_w(st, st);  // weights: before the wait\n"
+       "    CpAsyncCommit();  // one group per stage (iteration it then waits for X's group it)\n  }\n"
        '  asm volatile("griddepcontrol.wait;" ::: "memory");\n'
        "#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n"
        "    if (st < kF) load_x(st, st);\n    CpAsyncCommit();\n  }\n")
