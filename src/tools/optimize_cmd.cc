@@ -269,10 +269,8 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
                     ConfirmText(c.confirm_us));
   }
   absl::StrAppend(&text, "\n");
-  if (r.method == tune::Method::kCostModel && !c.estimate_terms.empty()) {
-    absl::StrAppend(&text, "          estimate  ", c.estimate_terms, "\n");
-  }
   if (r.method == tune::Method::kCostModel) {
+    if (!c.estimate_terms.empty()) absl::StrAppend(&text, "          estimate  ", c.estimate_terms, "\n");
     absl::StrAppend(
         &text, "          selected by the cost model's estimate, not measured (no GPU: ",
         r.no_gpu_reason, ")",

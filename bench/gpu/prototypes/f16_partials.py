@@ -18,18 +18,11 @@ s = open(path).read()
 m = re.search(r"\*reinterpret_cast<float2\*>\((t_P\d+) \+ ", s)
 assert m, "no float2 partial store found"
 name = m.group(1)
-n_store = 0
-
-
-def store(mo):
-    global n_store
-    n_store += 1
-    return (f"*reinterpret_cast<prism_dev::u32_t*>(reinterpret_cast<prism_dev::f16_t*>({name}) + "
-            f"{mo.group(1)}) = prism_dev::PackF16x2({mo.group(2)}, {mo.group(3)});")
-
-
-s = re.sub(r"\*reinterpret_cast<float2\*>\(" + name + r" \+ (.*?)\) = make_float2\((.*?), (.*?)\);",
-           store, s)
+s, n_store = re.subn(
+    r"\*reinterpret_cast<float2\*>\(" + name + r" \+ (.*?)\) = make_float2\((.*?), (.*?)\);",
+    lambda mo: (f"*reinterpret_cast<prism_dev::u32_t*>(reinterpret_cast<prism_dev::f16_t*>({name}) + "
+                f"{mo.group(1)}) = prism_dev::PackF16x2({mo.group(2)}, {mo.group(3)});"),
+    s)
 assert n_store >= 2, n_store
 s, n_load = re.subn(r"= " + name + r"\[(.*?)\];",
                     lambda mo: f"= prism_dev::F16ToF32(reinterpret_cast<const prism_dev::f16_t*>({name})[{mo.group(1)}]);",
