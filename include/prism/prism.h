@@ -99,6 +99,13 @@ struct OptimizeOptions {
   // empty: made from program_label (tune::ProgramNameFrom). `prism optimize` uses the file
   // stem or <workload>_b<batch>.
   std::string program_name;
+  // Inputs (by name) that no kernel launched before the program in the same stream writes
+  // while it runs, such as weights (`--constant-inputs`): with programmatic dependent launch a
+  // GEMM kernel loads their first tiles before it waits for the previous grid. Each must be an
+  // input of the program, once (else InvalidArgument, tune::CheckConstantInputs); each part of
+  // OptimizeParts gets those it reads. Declaring an input that an earlier kernel writes gives
+  // wrong results.
+  std::vector<std::string> constant_inputs;
   bool build_report = true;           // false: Result::report stays empty (saves its time)
   // OptimizeParts only: run what no block-graph family generates as library kernels (the
   // fallback below); false: return Optimize's "no family" error instead (`--no-fallback`).

@@ -437,6 +437,19 @@ __device__ __forceinline__ void PdlPrologue() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
+// PdlPrologue's two halves, for a kernel that issues loads of constant inputs between them
+// (CodegenOptions::constant_inputs): nothing written by the previous grid may be read before
+// PdlWait.
+__device__ __forceinline__ void PdlLaunchDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void PdlWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // ---- thread block clusters (sm_90): a combine kernel folded into its producer -------------

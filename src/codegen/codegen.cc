@@ -130,6 +130,12 @@ class KernelGen {
   std::string ParamName(int tensor) const {
     return absl::StrCat("t_", Ident(p_.tensors[tensor].name));
   }
+  // Whether `tensor` is a program input named in CodegenOptions::constant_inputs.
+  bool IsConstantInput(int tensor) const {
+    return std::find(p_.inputs.begin(), p_.inputs.end(), tensor) != p_.inputs.end() &&
+           std::find(options_.constant_inputs.begin(), options_.constant_inputs.end(),
+                     p_.tensors[tensor].name) != options_.constant_inputs.end();
+  }
   // The base pointer expression of output `o`'s stored tile and its row pitch: the tensor in
   // global memory at the tile's origin, or (cluster_combine) the tile kept row-major in the
   // fused region of shared memory.
@@ -844,25 +850,52 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
   absl::StrAppend(&s, "extern \"C\" __global__ void __launch_bounds__(", k_.threads, ") ",
                   launch.function, "(", params, ") {\n");
   absl::StrAppend(&s, "  using namespace prism_dev;\n");
-  absl::StrAppend(&s, KernelPrologue(options_));
+  // CodegenOptions::constant_inputs: with programmatic dependent launch and a pipeline, the
+  // prologue's loads of constant inputs' tiles go before griddepcontrol.wait (`early`), the
+  // others' after it.
+  const bool pdl_split = options_.programmatic_dependent_launch && stages > 1;
+  std::vector<bool> early(inputs_.size(), false);
+  bool any_early = false, all_early = true;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    early[i] = pdl_split && IsConstantInput(k_.ops[inputs_[i].op].tensor);
+    any_early |= early[i];
+    all_early &= early[i];
+  }
+  auto early_b = [&](const MatMulPlan& m) {
+    return pdl_split && IsConstantInput(k_.ops[m.b].tensor);
+  };
+  for (const MatMulPlan& m : matmuls_) any_early |= m.b_smem_offset >= 0 && early_b(m);
+  absl::StrAppend(&s, any_early ? "  prism_dev::PdlLaunchDependents();  // programmatic "
+                                  "dependent launch; the wait follows the constant inputs' loads\n"
+                                : KernelPrologue(options_));
   absl::StrAppend(&s, "  extern __shared__ __align__(16) unsigned char smem[];\n");
   absl::StrAppend(&s, "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n");
   absl::StrAppend(&s, "  const int wn = warp % ", wn_, ", wk = warp / ", wn_, ";\n");
   absl::StrAppend(&s, "  (void)wn; (void)wk;\n");
-  // Loads of one stage.
-  absl::StrAppend(&s, "  auto load_stage = [&](int it, int stage) {\n");
-  absl::StrAppend(&s, "    unsigned char* base = smem + stage * ", launch.stage_bytes, ";\n");
-  for (const LoopInput& in : inputs_) {
-    const ConcreteBlockOp& op = k_.ops[in.op];
-    const ConcreteTensor& t = p_.tensors[op.tensor];
-    absl::StrAppend(&s, "    LoadTileAsync", f32_ ? "F32<" : "<", in.rows, ", ", in.cols, ", ",
-                    k_.threads, ">(reinterpret_cast<", f32_ ? "float" : h_->type, "*>(base + ",
-                    in.offset, "), ", in.pitch, ", ",
-                    ParamName(op.tensor), " + (", TileOrigin(in.op, 0, true), ") * ", t.shape[1],
-                    "LL + ", TileOrigin(in.op, 1, true), ", ", t.shape[1], "LL, tid);  // ",
-                    OpLabel(in.op), "\n");
+  // Loads of one stage (`which`: every input, or only the early or late ones).
+  auto load_lambda = [&](absl::string_view name, int which) {
+    absl::StrAppend(&s, "  auto ", name, " = [&](int it, int stage) {\n");
+    absl::StrAppend(&s, "    unsigned char* base = smem + stage * ", launch.stage_bytes, ";\n");
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if ((which == 1 && !early[i]) || (which == 2 && early[i])) continue;
+      const LoopInput& in = inputs_[i];
+      const ConcreteBlockOp& op = k_.ops[in.op];
+      const ConcreteTensor& t = p_.tensors[op.tensor];
+      absl::StrAppend(&s, "    LoadTileAsync", f32_ ? "F32<" : "<", in.rows, ", ", in.cols, ", ",
+                      k_.threads, ">(reinterpret_cast<", f32_ ? "float" : h_->type, "*>(base + ",
+                      in.offset, "), ", in.pitch, ", ",
+                      ParamName(op.tensor), " + (", TileOrigin(in.op, 0, true), ") * ",
+                      t.shape[1], "LL + ", TileOrigin(in.op, 1, true), ", ", t.shape[1],
+                      "LL, tid);  // ", OpLabel(in.op), early[i] ? " (constant input)" : "", "\n");
+    }
+    absl::StrAppend(&s, "  };\n");
+  };
+  load_lambda("load_stage", 0);
+  const int64_t n_early = std::count(early.begin(), early.end(), true);
+  if (n_early > 0 && !all_early) {
+    load_lambda("load_early", 1);
+    load_lambda("load_late", 2);
   }
-  absl::StrAppend(&s, "  };\n");
   // Accumulators.
   for (const MatMulPlan& m : matmuls_) {
     const int ntw = ntw_of(m);
@@ -881,19 +914,54 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
     }
   }
   // Pipeline prologue (gemm_chained_b_smem: the B tiles first, in the first commit group).
+  // With early loads (constant_inputs): the constant B tiles and the constant inputs' S - 1
+  // stages (one commit group per stage) before griddepcontrol.wait, then the other B tiles and
+  // the other inputs' S - 1 stages. Iteration it's CpAsyncWait<kStages - 2> leaves at most
+  // S - 2 groups pending, so the late stage it has arrived, and every early group before it.
   absl::StrAppend(&s, "  constexpr int kStages = ", stages, ", kF = ", k_.forloop, ";\n");
-  for (const MatMulPlan& m : matmuls_) {
-    if (m.b_smem_offset < 0) continue;
-    const ConcreteTensor& tb = p_.tensors[k_.ops[m.b].tensor];
-    absl::StrAppend(&s, "  LoadTileAsync<", m.b_rows, ", ", m.n, ", ", k_.threads,
-                    ">(reinterpret_cast<", h_->type, "*>(smem + ", m.b_smem_offset, "), ", m.b_pitch, ", ",
-                    ParamName(k_.ops[m.b].tensor), " + (", TileOrigin(m.b, 0, false), ") * ",
-                    tb.shape[1], "LL + ", TileOrigin(m.b, 1, false), ", ", tb.shape[1],
-                    "LL, tid);  // ", OpLabel(m.b), " (gemm_chained_b_smem)\n");
+  auto load_b_tiles = [&](int which) {
+    for (const MatMulPlan& m : matmuls_) {
+      if (m.b_smem_offset < 0) continue;
+      if ((which == 1 && !early_b(m)) || (which == 2 && early_b(m))) continue;
+      const ConcreteTensor& tb = p_.tensors[k_.ops[m.b].tensor];
+      absl::StrAppend(&s, "  LoadTileAsync<", m.b_rows, ", ", m.n, ", ", k_.threads,
+                      ">(reinterpret_cast<", h_->type, "*>(smem + ", m.b_smem_offset, "), ",
+                      m.b_pitch, ", ", ParamName(k_.ops[m.b].tensor), " + (",
+                      TileOrigin(m.b, 0, false), ") * ", tb.shape[1], "LL + ",
+                      TileOrigin(m.b, 1, false), ", ", tb.shape[1], "LL, tid);  // ",
+                      OpLabel(m.b), " (gemm_chained_b_smem", early_b(m) ? ", constant input" : "",
+                      ")\n");
+    }
+  };
+  auto prologue = [&](absl::string_view fn) {
+    absl::StrAppend(&s, "#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n    if (st < kF) ",
+                    fn, "(st, st);\n    CpAsyncCommit();\n  }\n");
+  };
+  if (!any_early) {
+    load_b_tiles(0);
+    prologue("load_stage");
+  } else {
+    const bool late_b = std::any_of(matmuls_.begin(), matmuls_.end(), [&](const MatMulPlan& m) {
+      return m.b_smem_offset >= 0 && !early_b(m);
+    });
+    load_b_tiles(1);
+    const bool inputs_early = n_early > 0;
+    if (inputs_early) {
+      prologue(all_early ? "load_stage" : "load_early");
+    } else {
+      absl::StrAppend(&s, "  CpAsyncCommit();\n");
+    }
+    absl::StrAppend(&s, "  prism_dev::PdlWait();  // the previous grid has completed: the other "
+                        "inputs may be read now\n");
+    load_b_tiles(2);
+    if (!inputs_early) {
+      prologue("load_stage");
+    } else if (!all_early) {
+      prologue("load_late");
+    } else if (late_b) {
+      absl::StrAppend(&s, "  CpAsyncCommit();\n");
+    }
   }
-  absl::StrAppend(&s,
-                  "#pragma unroll\n  for (int st = 0; st < kStages - 1; ++st) {\n"
-                  "    if (st < kF) load_stage(st, st);\n    CpAsyncCommit();\n  }\n");
   // Chained matmuls: the invariant B [16, N] tile's fragments, once, from global memory, after
   // the prologue's copies are issued: their loads and packing would otherwise hold back the
   // first W tiles by a DRAM round trip (ncu: lora b=1's partial kernel stalled on its global

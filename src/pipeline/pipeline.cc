@@ -167,6 +167,7 @@ absl::StatusOr<Result> OptimizeProgram(const Program& declared, const OptimizeOp
   tune_options.measure_budget_s = options.measure_budget_s;
   tune_options.tune_budget_s = options.tune_budget_s;
   tune_options.refine_rounds = options.refine_rounds;
+  tune_options.constant_inputs = options.constant_inputs;
   tune_options.program_name = options.program_name.empty()
                                   ? tune::ProgramNameFrom(options.program_label)
                                   : options.program_name;
@@ -284,6 +285,7 @@ absl::StatusOr<Plan> OptimizeSubpart(const Program& part, const OptimizeOptions&
                                      const char* kind, const std::string& name,
                                      tune::CutDepth depth) {
   OptimizeOptions one = options;
+  one.constant_inputs = tune::ConstantInputsOf(part, options.constant_inputs);
   one.program_label = absl::StrCat(options.program_label, " ", kind, " ", name);
   one.program_name = tune::ProgramNameFrom(absl::StrCat(
       options.program_name.empty() ? tune::ProgramNameFrom(options.program_label)
@@ -346,6 +348,7 @@ absl::StatusOr<Plan> OptimizePartsAt(const Program& program, const OptimizeOptio
 }  // namespace
 
 absl::StatusOr<Plan> OptimizeParts(const Program& program, const OptimizeOptions& options) {
+  PRISM_RETURN_IF_ERROR(tune::CheckConstantInputs(program, options.constant_inputs));
   return OptimizePartsAt(program, options, "", tune::CutDepth{});
 }
 

@@ -1,5 +1,6 @@
 // `prism optimize FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S]
-//  [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--no-fallback] [--json]`:
+//  [--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--constant-inputs NAMES]
+//  [--no-fallback] [--json]`:
 // search,
 // generate, compile, measure (with a GPU) and select; writes DIR/kernel.cu, launch.json, host.h
 // and family.json (tune/tune.h, docs/optimize.md), and the proof report: report.json, report.md,
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "commands.h"
@@ -60,8 +62,8 @@ const CommandSpec& OptimizeSpec() {
         .path = "optimize",
         .usage =
             "FILE | --workload NAME [--batch B] [--target NAME] [--budget-s S] "
-            "[--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] [--no-fallback] "
-            "[--json]",
+            "[--gpu N | --no-gpu] [--out DIR] [--top K] [--compile-cache DIR] "
+            "[--constant-inputs NAMES] [--no-fallback] [--json]",
         .summary = "Search, generate CUDA, measure and select the fastest kernel for a program.",
         .description =
             "Runs the search (default settings; --budget-s sets its wall-clock budget), takes\n"
@@ -98,6 +100,11 @@ const CommandSpec& OptimizeSpec() {
     s->options.push_back(StringOption("--tune-cache", "DIR",
                                       "reuse the selection measured before (keyed by program, "
                                       "GPU, driver, NVRTC)"));
+    s->options.push_back(StringOption(
+        "--constant-inputs", "NAMES",
+        "inputs (comma-separated) that no kernel before the program in the stream writes, such "
+        "as weights: loaded before the wait for the previous kernel (programmatic dependent "
+        "launch); a declared input that is written gives wrong results"));
     s->options.push_back(IntOption("--instances", "N", "candidates per family to measure", 1,
                                    1000, "96"));
     s->options.push_back(IntOption("--measure-budget-s", "S",
@@ -130,7 +137,10 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
                          const tune::TuneOptions& options, const std::string& out_dir,
                          const ParsedArgs& args, Io& io, absl::Time started,
                          nlohmann::ordered_json* json_sink, absl::string_view fallback = {}) {
-  absl::StatusOr<tune::TuneResult> result = tune::Optimize(program, target, options);
+  // A part of a cut program, or one output's program, has only some of the constant inputs.
+  tune::TuneOptions own = options;
+  own.constant_inputs = tune::ConstantInputsOf(program, options.constant_inputs);
+  absl::StatusOr<tune::TuneResult> result = tune::Optimize(program, target, own);
   if (io.err_is_terminal) io.err << "\r\033[K" << std::flush;
   PRISM_RETURN_IF_ERROR(result.status());
   const tune::TuneResult& r = *result;
@@ -165,6 +175,7 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
     }
     j["nvrtc"] = r.nvrtc_version;
     j["sm"] = r.sm;
+    if (!own.constant_inputs.empty()) j["constant_inputs"] = own.constant_inputs;
     j["search_s"] = r.search.elapsed_s;
     j["families"] = r.search.families.size();
     j["selected"] = {{"family", c.family + 1},
@@ -277,6 +288,12 @@ absl::Status OptimizeOne(const Program& program, const std::string& label, const
         r.sm > 0 ? absl::StrCat("; compiles with NVRTC ", r.nvrtc_version, " for sm_", r.sm)
                  : "; not compiled (built without NVRTC)",
         "\n");
+  }
+  if (!own.constant_inputs.empty()) {
+    absl::StrAppend(&text, "constant  ", absl::StrJoin(own.constant_inputs, ", "),
+                    ": read before the wait for the previous kernel (programmatic dependent "
+                    "launch); no kernel before this program in the stream may write ",
+                    own.constant_inputs.size() == 1 ? "it" : "them", "\n");
   }
   absl::StrAppend(&text, "wrote     ", out_dir, "/{kernel.cu, launch.json, host.h, family.json}\n");
   absl::StrAppend(&text, "report    ", out_dir, "/{report.json, report.md, report.html, proof.json}, ",
@@ -413,6 +430,28 @@ absl::Status RunOptimize(const ParsedArgs& args, Io& io) {
   options.tune_budget_s = static_cast<double>(args.Int("--tune-budget-s").value_or(55));
   options.refine_rounds = static_cast<int>(args.Int("--refine").value_or(2));
   options.program_name = GeneratedName(args);
+  if (std::optional<std::string> names = args.String("--constant-inputs")) {
+    std::vector<std::string> inputs;
+    for (TensorId t : loaded.program.inputs()) inputs.push_back(loaded.program.node(t).name);
+    for (absl::string_view c : absl::StrSplit(*names, ',')) {
+      if (c.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--constant-inputs '", *names,
+            "': an empty name; give input names separated by commas, e.g. --constant-inputs W,A"));
+      }
+      if (std::find(inputs.begin(), inputs.end(), c) == inputs.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--constant-inputs: '", c, "' is not an input of the program (inputs: ",
+            absl::StrJoin(inputs, ", "), ")"));
+      }
+      if (std::find(options.constant_inputs.begin(), options.constant_inputs.end(), c) !=
+          options.constant_inputs.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--constant-inputs: '", c, "' is named twice"));
+      }
+      options.constant_inputs.emplace_back(c);
+    }
+  }
   if (io.err_is_terminal) {
     options.search.progress = [&io](const search::SearchProgress& p) {
       if (std::string_view(p.stage) == "done") {

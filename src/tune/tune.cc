@@ -128,12 +128,21 @@ struct Sampled {
   std::string first_error;                    // the preferred instance's codegen message
 };
 
-// An instantiated program generated with `options` and the target's `residency` (every
-// instance the tuner generates goes through here).
+// What every instance of one Optimize call is generated with, whatever its variant: the
+// target's residency (CodegenOptions::balance_residency) and the program's constant inputs
+// (TuneOptions::constant_inputs).
+struct Fixed {
+  codegen::CodegenOptions::Residency residency;
+  std::vector<std::string> constant_inputs;
+};
+
+// An instantiated program generated with `options` and `fixed` (every instance the tuner
+// generates goes through here).
 absl::StatusOr<codegen::GeneratedCode> GenerateProgram(
     const BlockProgram& bp, codegen::CodegenOptions options,
-    const codegen::CodegenOptions::Residency& residency) {
-  options.balance_residency = residency;
+    const Fixed& fixed) {
+  options.balance_residency = fixed.residency;
+  options.constant_inputs = fixed.constant_inputs;
   options.gemm_defer_chained = kDeferChained;
   return codegen::GenerateCuda(bp, options);
 }
@@ -145,8 +154,8 @@ absl::StatusOr<codegen::GeneratedCode> GenerateProgram(
 // the graph (Instantiate binds a clone), so one per thread may share a graph.
 class InstanceGenerator {
  public:
-  InstanceGenerator(const SGraph& g, const codegen::CodegenOptions::Residency& residency)
-      : g_(g), residency_(residency) {}
+  InstanceGenerator(const SGraph& g, const Fixed& fixed)
+      : g_(g), fixed_(fixed) {}
   const absl::StatusOr<BlockProgram>& Program(const Assignment& a) {
     if (!last_ || last_->first != a) last_.emplace(a, Instantiate(g_, a));
     return last_->second;
@@ -155,7 +164,7 @@ class InstanceGenerator {
       const Assignment& a, const codegen::CodegenOptions& options = codegen::CodegenOptions()) {
     const absl::StatusOr<BlockProgram>& bp = Program(a);
     if (!bp.ok()) return bp.status();
-    return GenerateProgram(*bp, options, residency_);
+    return GenerateProgram(*bp, options, fixed_);
   }
   // The instance's code with attention_wgmma (and PDL when `pdl`), when the option fits it:
   // it changes only attention kernels, so a source that differs from `without` (the same
@@ -172,7 +181,7 @@ class InstanceGenerator {
 
  private:
   const SGraph& g_;
-  const codegen::CodegenOptions::Residency residency_;
+  const Fixed fixed_;
   std::optional<std::pair<Assignment, absl::StatusOr<BlockProgram>>> last_;
 };
 
@@ -196,7 +205,7 @@ constexpr int64_t kPointsPerRound = 256;
 // host has 16; a family's walk took 1.1–1.4 s there with 16, docs/performance.md 2026-12-06).
 constexpr int kMaxSamplingWorkers = 16;
 
-// `residency.sms`: the target's SMs (the strata's one-wave test). `preferred_work`: the work
+// `fixed.residency.sms`: the target's SMs (the strata's one-wave test). `preferred_work`: the work
 // metrics of the family's preferred instance (the walk's points take theirs from their checks). `threads` (≥ 1) workers
 // examine the points of the cross product, each with its own prune::Family and all with
 // `checker` (made for the family's graph: the checks are of concrete instances, which need no
@@ -205,11 +214,11 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
                                         const search::FamilyResult& fr,
                                         const InstanceWork& preferred_work, int count, int sm,
                                         const Target& target,
-                                        const codegen::CodegenOptions::Residency& residency,
+                                        const Fixed& fixed,
                                         int threads) {
   const SGraph& g = *fr.graph;
   Sampled out;
-  InstanceGenerator gen(g, residency);
+  InstanceGenerator gen(g, fixed);
   // Appends an instance and its code, with the code's estimate (the program is the one `gen`
   // instantiated for the instance's assignment last, which generated `code`).
   auto push = [&](Instance inst, codegen::GeneratedCode code) {
@@ -362,7 +371,7 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
     w.ctx = std::make_unique<ExprContext>();
     PRISM_ASSIGN_OR_RETURN(prune::Family f, BuildFamily(g, *w.ctx));
     w.family = std::move(f);
-    w.gen.emplace(g, residency);
+    w.gen.emplace(g, fixed);
     return absl::OkStatus();
   };
   auto examine = [&](Worker& w, int64_t n) {
@@ -471,8 +480,8 @@ absl::StatusOr<Sampled> SampleInstances(const prune::InstanceChecker& checker,
     st.key = gkey;
     st.best = std::numeric_limits<double>::infinity();
     st.under_one_wave =
-        fr.kernels > 1 && residency.sms > 0 &&
-        subs.begin()->second.front().blocks * 8 < residency.sms * 7;
+        fr.kernels > 1 && fixed.residency.sms > 0 &&
+        subs.begin()->second.front().blocks * 8 < fixed.residency.sms * 7;
     // Diagonal order of the (threads, stages) table: (t0,s0), (t1,s1), ..., then (t0,s1), ...
     std::vector<int64_t> ts, ss;
     for (const auto& [k, members] : subs) {
@@ -598,19 +607,19 @@ struct Checked {
   codegen::GeneratedCode code;
 };
 
-// `a` of family graph `g` generated with `options` (and `residency`) when it is a feasible instance
+// `a` of family graph `g` generated with `options` (and `fixed`) when it is a feasible instance
 // (Pruner::CheckInstance): its cost lower bound, its estimate on `target` and its code. For the
 // refinement rounds and a tuning-cache entry that names no sampled candidate.
 absl::StatusOr<Checked> GenerateChecked(prune::Pruner& pruner, const prune::Family& family,
                                         const SGraph& g, const Assignment& a,
                                         const codegen::CodegenOptions& options,
                                         const Target& target,
-                                        const codegen::CodegenOptions::Residency& residency) {
+                                        const Fixed& fixed) {
   PRISM_ASSIGN_OR_RETURN(prune::InstanceCheck check,
                          pruner.CheckInstance(family, a, std::nullopt));
   if (!check.ok()) return absl::FailedPreconditionError("not a feasible instance");
   PRISM_ASSIGN_OR_RETURN(BlockProgram bp, Instantiate(g, a));
-  PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, GenerateProgram(bp, options, residency));
+  PRISM_ASSIGN_OR_RETURN(codegen::GeneratedCode code, GenerateProgram(bp, options, fixed));
   const Estimate estimate = EstimateInstance(target, bp, code, WorkOf(check.metrics));
   return Checked{check.cost_lower_bound_us, estimate.us, estimate.ToString(), std::move(code)};
 }
@@ -843,7 +852,7 @@ const char* MethodName(Method method) {
 std::vector<absl::StatusOr<Sampled>> SampleFamilies(
     prune::Pruner& pruner, const std::vector<search::FamilyResult>& families, size_t first,
     size_t n, int count, int sm, const Target& target,
-    const codegen::CodegenOptions::Residency& residency, int threads) {
+    const Fixed& fixed, int threads) {
   std::vector<absl::StatusOr<Sampled>> out(n, absl::UnknownError("not sampled"));
   std::vector<prune::InstanceChecker> checkers(n);
   std::vector<InstanceWork> preferred_work(n);
@@ -864,9 +873,38 @@ std::vector<absl::StatusOr<Sampled>> SampleFamilies(
   RunOnThreads(n, [&](size_t k) {
     if (absl::IsUnknown(out[k].status())) {
       out[k] = SampleInstances(checkers[k], families[first + k], preferred_work[k], count, sm,
-                               target, residency, threads);
+                               target, fixed, threads);
     }
   });
+  return out;
+}
+
+absl::Status CheckConstantInputs(const Program& program,
+                                 const std::vector<std::string>& constant_inputs) {
+  std::vector<std::string> names;
+  for (TensorId t : program.inputs()) names.push_back(program.node(t).name);
+  std::set<std::string> seen;
+  for (const std::string& c : constant_inputs) {
+    if (std::find(names.begin(), names.end(), c) == names.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("constant input '", c, "' is not an input of the program (inputs: ",
+                       absl::StrJoin(names, ", "), ")"));
+    }
+    if (!seen.insert(c).second) {
+      return absl::InvalidArgumentError(absl::StrCat("constant input '", c, "' is named twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> ConstantInputsOf(const Program& program,
+                                          const std::vector<std::string>& constant_inputs) {
+  std::vector<std::string> out;
+  for (const std::string& c : constant_inputs) {
+    for (TensorId t : program.inputs()) {
+      if (program.node(t).name == c) out.push_back(c);
+    }
+  }
   return out;
 }
 
@@ -886,6 +924,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           "most 64 characters"));
     }
   }
+  PRISM_RETURN_IF_ERROR(CheckConstantInputs(program, options.constant_inputs));
   TuneResult r;
   // The device first (a child process: the parent never initializes CUDA).
   if (options.use_gpu && options.fake_device) {
@@ -927,8 +966,9 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
   auto seconds_since = [](absl::Time t) { return absl::ToDoubleSeconds(absl::Now() - t); };
   // Every instance is generated with its blocks spread evenly over the target's SMs
   // (CodegenOptions::balance_residency).
-  const codegen::CodegenOptions::Residency residency = {target.sms, target.smem_per_sm,
-                                                         target.smem_reserved_per_block};
+  // The constant inputs' early loads (CodegenOptions::constant_inputs) likewise.
+  const Fixed fixed = {{target.sms, target.smem_per_sm, target.smem_reserved_per_block},
+                       options.constant_inputs};
   std::vector<codegen::GeneratedCode> codes;  // parallel to r.candidates
   int families_used = 0;
   const int sm = r.device ? r.device->sm() : static_cast<int>(target.compute_capability);
@@ -951,7 +991,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
                                   r.search.families.size() - next);
     std::vector<absl::StatusOr<Sampled>> sampled =
         SampleFamilies(pruner, r.search.families, next, round, options.instances_per_family, sm,
-                       target, residency, workers);
+                       target, fixed, workers);
     for (size_t k = 0; k < round; ++k) {
       const size_t f = next + k;
       PRISM_RETURN_IF_ERROR(sampled[k].status());
@@ -1081,7 +1121,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         const absl::StatusOr<const prune::Family*> fam = FamilyFor(checks, e.family, g);
         absl::StatusOr<Checked> made =
             vopt && fam.ok()
-                ? GenerateChecked(pruner, **fam, g, e.assignment, *vopt, target, residency)
+                ? GenerateChecked(pruner, **fam, g, e.assignment, *vopt, target, fixed)
                              : absl::NotFoundError("unknown variant or family");
         if (made.ok()) {
           Candidate c;
@@ -1271,7 +1311,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           if (vopt && known.insert(key_of(base.family, base.assignment, name)).second) {
             PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
             absl::StatusOr<Checked> m =
-                GenerateChecked(pruner, *fam, g, base.assignment, *vopt, target, residency);
+                GenerateChecked(pruner, *fam, g, base.assignment, *vopt, target, fixed);
             if (m.ok()) append(from, base.assignment, name, *std::move(m), added);
           }
         }
@@ -1283,7 +1323,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
           if (!known.insert(key_of(base.family, base.assignment, name)).second) continue;
           PRISM_ASSIGN_OR_RETURN(const prune::Family* fam, FamilyFor(checks, base.family, g));
           absl::StatusOr<Checked> m =
-              GenerateChecked(pruner, *fam, g, base.assignment, vopt, target, residency);
+              GenerateChecked(pruner, *fam, g, base.assignment, vopt, target, fixed);
           if (m.ok()) append(from, base.assignment, name, *std::move(m), added);
         }
       }
@@ -1306,7 +1346,7 @@ absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target
         auto accept = [&](const Assignment& n) {
           if (known.count(key_of(base.family, n, base.codegen_variant))) return false;
           absl::StatusOr<Checked> m =
-              GenerateChecked(pruner, *fam, g, n, *vopt, target, residency);
+              GenerateChecked(pruner, *fam, g, n, *vopt, target, fixed);
           if (!m.ok()) return false;
           made[AssignmentText(g, n)] = *std::move(m);
           return true;
@@ -1411,6 +1451,11 @@ std::string TuneCache::Key(const Program& program, const runtime::DeviceInfo& de
   h.Add(options.refine_max);
   h.Add(options.confirm_top);
   h.Add(options.confirm_rounds);
+  // The constant inputs change the generated code (in any order: the same set).
+  std::vector<std::string> constant = options.constant_inputs;
+  std::sort(constant.begin(), constant.end());
+  h.Add(static_cast<int>(constant.size()));
+  for (const std::string& c : constant) h.Add(absl::string_view(c));
   return absl::StrFormat("%016x", h.Finish());
 }
 

@@ -559,6 +559,57 @@ struct ErrorCase {
   std::string err_prefix;
 };
 
+// --constant-inputs: each part of a cut program gets the declared inputs it reads; their
+// prologue loads precede the PDL wait in its kernel, the others' follow it, and the summary
+// and --json say which inputs are read early (without the option the source is unchanged:
+// codegen_test's ConstantInputsLoadBeforeTheWait).
+TEST(OptimizeCliTest, ConstantInputsAreLoadedBeforeTheWait) {
+  const std::string dir = Tmp("constant");
+  const std::string path = dir + "/mlp.prism";
+  std::ofstream(path) << "X = input f16[1, 256]\nWg = input f16[256, 512]\n"
+                         "Wu = input f16[256, 512]\nWd = input f16[512, 256]\n"
+                         "Y = matmul(mul(silu(matmul(X, Wg)), matmul(X, Wu)), Wd)\noutput Y\n";
+  const Result r = RunPrismUnbudgeted({"optimize", path, "--no-gpu", "--out", dir + "/out",
+                                       "--constant-inputs", "Wd,Wg"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string note =
+      ": read before the wait for the previous kernel (programmatic dependent launch); no "
+      "kernel before this program in the stream may write it\n";
+  EXPECT_THAT(r.out, HasSubstr("\nconstant  Wg" + note));
+  EXPECT_THAT(r.out, HasSubstr("\nconstant  Wd" + note));
+  EXPECT_LT(r.out.find("constant  Wg"), r.out.find("part      2 of 2: Y"));
+  EXPECT_GT(r.out.find("constant  Wd"), r.out.find("part      2 of 2: Y"));
+  const std::string h = ReadText(dir + "/out/H/kernel.cu");
+  const std::string y = ReadText(dir + "/out/Y/kernel.cu");
+  for (const std::string* src : {&h, &y}) {
+    const size_t wait = src->find("  prism_dev::PdlWait();");
+    ASSERT_NE(wait, std::string::npos);
+    EXPECT_LT(src->find("  prism_dev::PdlLaunchDependents();"), wait);
+    EXPECT_LT(src->find("if (st < kF) load_early(st, st);"), wait);
+    EXPECT_GT(src->find("if (st < kF) load_late(st, st);"), wait);
+  }
+  // H: Wg early; X and Wu (not declared) late. Y: Wd early; H, written by part H's kernel
+  // just before, late.
+  auto lambda = [](const std::string& src, const std::string& name) {
+    const size_t at = src.find("  auto " + name + " = ");
+    return src.substr(at, src.find("  };\n", at) - at);
+  };
+  EXPECT_THAT(lambda(h, "load_early"), HasSubstr("t_Wg + "));
+  EXPECT_THAT(lambda(h, "load_early"), ::testing::Not(HasSubstr("t_Wu + ")));
+  EXPECT_THAT(lambda(h, "load_late"), HasSubstr("t_Wu + "));
+  EXPECT_THAT(lambda(h, "load_late"), HasSubstr("t_X + "));
+  EXPECT_THAT(lambda(y, "load_early"), HasSubstr("t_Wd + "));
+  EXPECT_THAT(lambda(y, "load_late"), HasSubstr("t_H + "));
+  const Result j = RunPrismUnbudgeted({"optimize", path, "--no-gpu", "--out", dir + "/json",
+                                       "--constant-inputs", "Wd,Wg", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const nlohmann::json parts = nlohmann::json::parse(j.out)["parts"];
+  ASSERT_EQ(parts.size(), 2u) << j.out;
+  EXPECT_EQ(parts[0]["constant_inputs"], nlohmann::json({"Wg"}));
+  EXPECT_EQ(parts[1]["constant_inputs"], nlohmann::json({"Wd"}));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(OptimizeCliTest, ErrorsByExactMessage) {
   const std::string dir = Tmp("err");
   std::ofstream(dir + "/file") << "x";
@@ -597,6 +648,19 @@ TEST(OptimizeCliTest, ErrorsByExactMessage) {
       {{"optimize", program, "--tune-budget-s", "-1", "--no-gpu"},
        2,
        "prism: error: --tune-budget-s expects an integer in 0..3600, found '-1'\n"},
+      {{"optimize", program, "--constant-inputs", "Z", "--no-gpu"},
+       2,
+       "prism: error: --constant-inputs: 'Z' is not an input of the program (inputs: X, W)\n"},
+      {{"optimize", program, "--constant-inputs", "W,,X", "--no-gpu"},
+       2,
+       "prism: error: --constant-inputs 'W,,X': an empty name; give input names separated by "
+       "commas, e.g. --constant-inputs W,A\n"},
+      {{"optimize", program, "--constant-inputs", "W,W", "--no-gpu"},
+       2,
+       "prism: error: --constant-inputs: 'W' is named twice\n"},
+      {{"optimize", program, "--constant-inputs", "", "--no-gpu"},
+       2,
+       "prism: error: --constant-inputs expects a value (NAMES), found ''\n"},
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.args[1] + " " + c.args[2]);

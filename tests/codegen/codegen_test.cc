@@ -1502,6 +1502,112 @@ TEST(CodegenTest, ProgrammaticDependentLaunch) {
   }
 }
 
+// CodegenOptions::constant_inputs: with programmatic dependent launch and a pipeline, a GEMM
+// kernel issues the constant inputs' prologue stages (and a constant chained B tile in shared
+// memory) between griddepcontrol.launch_dependents and griddepcontrol.wait, one commit group
+// per stage, and the other inputs' stages after the wait; the loop and the launch are
+// unchanged. Without PDL, with one stage, with names that are not inputs, and in the attention
+// and pointwise templates the source is byte-identical to an empty list.
+TEST(CodegenTest, ConstantInputsLoadBeforeTheWait) {
+  struct Case {
+    ProgramCase program;
+    bool pdl;
+    bool b_smem;
+    std::vector<std::string> constant;
+    // In the first kernel, in this order: PdlLaunchDependents, `before` (each), PdlWait,
+    // `after` (each), the loop. Both empty: the source equals the one without constant inputs.
+    std::vector<std::string> before;
+    std::vector<std::string> after;
+  };
+  const std::string early = "    if (st < kF) load_early(st, st);\n    CpAsyncCommit();\n";
+  const std::string late = "    if (st < kF) load_late(st, st);\n    CpAsyncCommit();\n";
+  const std::string all = "    if (st < kF) load_stage(st, st);\n    CpAsyncCommit();\n";
+  const ProgramCase rms = {"rmsnorm_linear_split", "rmsnorm_linear", 8, true,
+                           "g=32,s=4,F=16,T=128,S=4", 2};
+  const ProgramCase rms1 = {"rmsnorm_linear_split", "rmsnorm_linear", 8, true,
+                            "g=32,s=4,F=16,T=128,S=1", 2};
+  const ProgramCase lora = {"lora_splitk", "lora", 1, true, "g=16,s=8,F=8,T=128,S=6", 2};
+  const ProgramCase gqa = {"gqa", "gqa", 1, false, "gx=2,gy=4,gz=16,F=2,T=128,S=2", 2};
+  const ProgramCase ntrans = {"ntrans", "ntrans", 8, false, "g=8,T=128", 1};
+  const std::string b_tile = "(gemm_chained_b_smem, constant input)\n";
+  const Case cases[] = {
+      {rms, true, false, {"W"}, {"auto load_early", early}, {late}},
+      {rms, true, false, {"W", "X"}, {all}, {}},  // every input: one prologue, then the wait
+      {rms, true, false, {"X"}, {early}, {late}},  // any input the caller declares
+      {rms, false, false, {"W"}, {}, {}},          // no PDL: nothing to overlap
+      {rms, true, false, {"Z", "P3"}, {}, {}},     // not inputs of the program
+      {rms1, true, false, {"W"}, {}, {}},          // one stage: no prologue
+      {lora, true, true, {"W", "A", "B"}, {b_tile, early}, {late}},
+      {lora, true, true, {"W", "A"}, {early}, {"(gemm_chained_b_smem)\n", late}},
+      {lora, true, true, {"B"}, {b_tile, "  CpAsyncCommit();\n"}, {all}},
+      {lora, true, false, {"B"}, {}, {}},  // B's fragments are read after the wait anyway
+      {gqa, true, false, {"Q", "Kt", "V"}, {}, {}},
+      {ntrans, true, false, {"X"}, {}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.program.fixture, " ", c.program.assignment, " pdl ", c.pdl,
+                              " constant ", absl::StrJoin(c.constant, ",")));
+    ASSERT_OK_AND_ASSIGN(BlockProgram p, Make(c.program));
+    CodegenOptions plain;
+    plain.programmatic_dependent_launch = c.pdl;
+    plain.gemm_defer_chained = c.b_smem;
+    plain.gemm_chained_b_smem = c.b_smem;
+    plain.gemm_warps_along_n = std::string(c.program.fixture) == "lora_splitk";  // fits 256 columns
+    CodegenOptions with = plain;
+    with.constant_inputs = c.constant;
+    ASSERT_OK_AND_ASSIGN(GeneratedCode a, GenerateCuda(p, plain));
+    ASSERT_OK_AND_ASSIGN(GeneratedCode b, GenerateCuda(p, with));
+    if (c.before.empty() && c.after.empty()) {
+      EXPECT_EQ(b.source, a.source);
+      continue;
+    }
+    EXPECT_EQ(b.launch_json, a.launch_json);
+    EXPECT_EQ(b.host_header, a.host_header);
+    const std::string& src = b.source;
+    const size_t k1 = src.find("extern \"C\" __global__", src.find("extern \"C\" __global__") + 1);
+    const std::string k0 = src.substr(0, k1);
+    EXPECT_EQ(Count(k0, "prism_dev::PdlPrologue();"), 0);
+    EXPECT_EQ(Count(k0, "  prism_dev::PdlLaunchDependents();"), 1);
+    EXPECT_EQ(Count(k0, "  prism_dev::PdlWait();"), 1);
+    EXPECT_EQ(Count(src, "  prism_dev::PdlPrologue();"), 1);  // the combine kernel's
+    size_t at = k0.find("  prism_dev::PdlLaunchDependents();");
+    for (const std::string& x : c.before) {
+      const size_t next = k0.find(x, at);
+      ASSERT_NE(next, std::string::npos) << x;
+      at = next + x.size();
+    }
+    const size_t wait = k0.find("  prism_dev::PdlWait();");
+    EXPECT_LE(at, wait);
+    at = wait;
+    for (const std::string& x : c.after) {
+      const size_t next = k0.find(x, at);
+      ASSERT_NE(next, std::string::npos) << x;
+      at = next + x.size();
+    }
+    EXPECT_LT(at, k0.find("  for (int it = 0; it < kF; ++it) {"));
+    // The refill in the loop still loads every input.
+    EXPECT_EQ(Count(k0, "load_stage(it + kStages - 1, (it + kStages - 1) % kStages);"), 1);
+    // load_early loads exactly the constant inputs, load_late the others.
+    const size_t le = k0.find("  auto load_early = ");
+    if (le != std::string::npos) {
+      const std::string body = k0.substr(le, k0.find("  };\n", le) - le);
+      const std::string lbody =
+          k0.substr(k0.find("  auto load_late = "),
+                    k0.find("  };\n", k0.find("  auto load_late = ")) - k0.find("  auto load_late = "));
+      for (const std::string name : {"X", "W", "A"}) {
+        const std::string param = absl::StrCat("t_", name, " + ");
+        const bool constant =
+            std::find(c.constant.begin(), c.constant.end(), name) != c.constant.end();
+        if (!absl::StrContains(a.source, param)) continue;
+        EXPECT_EQ(absl::StrContains(body, param), constant) << name;
+        EXPECT_EQ(absl::StrContains(lbody, param), !constant && name != "B") << name;
+      }
+    }
+    ASSERT_OK_AND_ASSIGN(GeneratedCode again, GenerateCuda(p, with));
+    EXPECT_EQ(again.source, src);  // deterministic
+  }
+}
+
 // CodegenOptions::balance_residency: a kernel with dynamic shared memory whose grid fits in
 // one wave gets padding so that at most ceil(blocks / sms) of its blocks fit in an SM; the
 // pointwise combine kernel (no dynamic shared memory), a grid the padding cannot narrow

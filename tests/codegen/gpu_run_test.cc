@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "block/fixtures/fixtures.h"
 #include "split_fixtures.h"
 #include "gmock/gmock.h"
@@ -55,6 +56,8 @@ struct GpuCase {
   bool lib_split = false;
   int lib_split_per_sm = 1;
   int64_t lib_split_size = 0;
+  // CodegenOptions::constant_inputs, comma-separated ("": none).
+  const char* constant = "";
 };
 
 GpuCase BF16(GpuCase c) {
@@ -89,6 +92,14 @@ GpuCase WgmmaLoop(GpuCase c, int loop) {
   c.wgmma = true;
   c.pdl = true;
   c.wgmma_loop = loop;
+  return c;
+}
+
+// c with PDL and the inputs `names` (comma-separated) declared constant: their prologue
+// stages are loaded before griddepcontrol.wait (CodegenOptions::constant_inputs).
+GpuCase Constant(GpuCase c, const char* names) {
+  c.pdl = true;
+  c.constant = names;
   return c;
 }
 
@@ -349,6 +360,34 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
                                    {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
                                    {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 256}, {"S", 4}},
                                    0, false, false, false, false, true, false, false, true, true},
+                           // Constant inputs loaded before the PDL wait (one commit group
+                           // per stage): lora with B's tile in shared memory early and late,
+                           // rmsnorm_linear, gated_mlp two-kernel and folded into clusters.
+                           Constant(GpuCase{"lora_splitk",
+                                            {{"B", 1}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                            {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128}, {"S", 3}},
+                                            0, false, false, false, false, false, true, false,
+                                            true, true},
+                                    "W,A,B"),
+                           Constant(GpuCase{"lora_splitk",
+                                            {{"B", 8}, {"K", 1024}, {"N", 512}, {"R", 16}},
+                                            {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 256}, {"S", 4}},
+                                            0, false, false, false, false, false, false, false,
+                                            true, true},
+                                    "W,A"),
+                           Constant(GpuCase{"rmsnorm_linear_split",
+                                            {{"M", 16}, {"K", 1024}, {"N", 768}},
+                                            {{"g", 4}, {"s", 4}, {"F", 4}, {"T", 128}, {"S", 3}}},
+                                    "W"),
+                           Constant(GpuCase{"gated_mlp_splitk",
+                                            {{"B", 2}, {"K", 2048}, {"N", 256}},
+                                            {{"g", 4}, {"s", 16}, {"F", 2}, {"T", 256}, {"S", 2}}},
+                                    "A,B"),
+                           Constant(Cluster(GpuCase{"gated_mlp_splitk",
+                                                    {{"B", 8}, {"K", 1024}, {"N", 512}},
+                                                    {{"g", 8}, {"s", 4}, {"F", 2}, {"T", 128},
+                                                     {"S", 3}}}),
+                                    "A,B"),
                            // Programmatic dependent launch: GEMM, pointwise and attention
                            // kernels, one- and two-kernel programs.
                            GpuCase{"lora_splitk",
@@ -745,7 +784,14 @@ TEST(GpuRunTest, GeneratedKernelsMatchTheEmulator) {
     if (c.cluster) r.name += " [cluster_combine]";
     if (c.wgmma) r.name += " [attention_wgmma]";
     if (c.pdl) r.name += " [programmatic_dependent_launch]";
+    if (*c.constant != '\0') {
+      options.constant_inputs = absl::StrSplit(c.constant, ',');
+      absl::StrAppend(&r.name, " [constant_inputs=", c.constant, "]");
+    }
     ASSERT_OK_AND_ASSIGN(r.code, GenerateCuda(r.program, options));
+    if (*c.constant != '\0') {
+      EXPECT_THAT(r.code.source, ::testing::HasSubstr("  prism_dev::PdlWait();")) << r.name;
+    }
     if (c.lib_split) {
       EXPECT_GT(r.code.launches[0].cluster[2], 1) << r.name << ": not split";
       if (c.lib_split_size > 0) {

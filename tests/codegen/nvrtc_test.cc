@@ -450,6 +450,37 @@ void ExpectCompilesWithoutSpills(const std::string& label, const GeneratedCode& 
   }
 }
 
+// The constant inputs' early loads (CodegenOptions::constant_inputs) with programmatic
+// dependent launch: lora's split-K program with W, A and B declared, also with B's tile in
+// shared memory (its 2026-12-04 selection's form) and with the combine folded into clusters,
+// compiles spill-free (the folded form for sm_90 only).
+TEST(NvrtcAuditTest, ConstantInputsEarlyLoadsCompile) {
+  if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
+  ASSERT_OK_AND_ASSIGN(fixtures::Fixture split,
+                       codegen_test::MakeSplitFixture("lora_splitk",
+                                                      fixtures::WorkloadSizes("lora", 1)));
+  ASSERT_OK_AND_ASSIGN(BlockProgram lora,
+                       Instantiate(split.graph, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}));
+  ASSERT_OK_AND_ASSIGN(BlockProgram lora6,
+                       Instantiate(split.graph, {{"g", 16}, {"s", 8}, {"F", 8}, {"T", 128}, {"S", 6}}));
+  CodegenOptions early;
+  early.programmatic_dependent_launch = true;
+  early.constant_inputs = {"W", "A", "B"};
+  ASSERT_OK_AND_ASSIGN(GeneratedCode plain_early, GenerateCuda(lora, early));
+  CodegenOptions b_smem = early;
+  b_smem.gemm_warps_along_n = b_smem.gemm_defer_chained = b_smem.gemm_chained_b_smem = true;
+  ASSERT_OK_AND_ASSIGN(GeneratedCode smem_early, GenerateCuda(lora6, b_smem));
+  CodegenOptions folded = early;
+  folded.cluster_combine = true;
+  ASSERT_OK_AND_ASSIGN(GeneratedCode folded_early, GenerateCuda(lora, folded));
+  for (const GeneratedCode* code : {&plain_early, &smem_early, &folded_early}) {
+    EXPECT_THAT(code->source, HasSubstr("  prism_dev::PdlWait();"));
+  }
+  ExpectCompilesWithoutSpills("lora constant W,A,B", plain_early, {80, 90});
+  ExpectCompilesWithoutSpills("lora constant W,A,B, B in shared memory", smem_early, {80, 90});
+  ExpectCompilesWithoutSpills("lora constant W,A,B, folded combine", folded_early, {90});
+}
+
 // Row reductions (split_fixtures.h: row_softmax, row_stats) compile for sm_80 and sm_90 without
 // spills, in each form: one row per block in registers with 16-byte loads, several rows in
 // registers, and re-read per pass with the per-row stores; so do batched matmuls on their

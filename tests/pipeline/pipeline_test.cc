@@ -246,6 +246,42 @@ TEST(PipelineTest, OptimizePartsCutsAnMlpAndKeepsAWholeProgramWhole) {
                        StartsWith("cannot create the output directory '" + file + "/H': ")));
 }
 
+// OptimizeOptions::constant_inputs: OptimizeParts checks the names against the whole program
+// and gives each part of a cut the ones it reads: the first part loads W1's first tiles
+// before the PDL wait, the second W2's; H, which the first part writes, after it.
+TEST(PipelineTest, ConstantInputsReachEachPartsKernels) {
+  ASSERT_OK_AND_ASSIGN(Program mlp, ParseProgram("X = input f16[4, 128]\n"
+                                                 "W1 = input f16[128, 256]\n"
+                                                 "W2 = input f16[256, 64]\n"
+                                                 "Y = matmul(gelu(matmul(X, W1)), W2)\n"
+                                                 "output Y\n"));
+  OptimizeOptions o = TestOptions();
+  o.program_label = "mlp_small";
+  o.build_report = false;
+  o.constant_inputs = {"W2", "W3"};
+  EXPECT_THAT(OptimizeParts(mlp, o),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "constant input 'W3' is not an input of the program (inputs: X, W1, W2)"));
+  o.constant_inputs = {"W2", "W1"};
+  ASSERT_OK_AND_ASSIGN(Plan plan, OptimizeParts(mlp, o));
+  ASSERT_EQ(plan.parts.size(), 2u);
+  const char* early[] = {"t_W1 + ", "t_W2 + "};
+  const char* late[] = {"t_X + ", "t_H + "};
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(plan.parts[i].name);
+    ASSERT_TRUE(plan.parts[i].result.has_value());
+    const std::string& src = plan.parts[i].result->cuda_source;
+    const size_t wait = src.find("  prism_dev::PdlWait();");
+    ASSERT_NE(wait, std::string::npos);
+    const size_t e = src.find("  auto load_early = ");
+    const size_t l = src.find("  auto load_late = ");
+    ASSERT_NE(e, std::string::npos);
+    ASSERT_NE(l, std::string::npos);
+    EXPECT_THAT(src.substr(e, l - e), HasSubstr(early[i]));
+    EXPECT_THAT(src.substr(l, src.find("  };\n", l) - l), HasSubstr(late[i]));
+  }
+}
+
 // OptimizeParts cuts out a concat that no family fuses (search::SplitAtConcat): a matmul of a
 // concat of inputs is the concat's copy (one library kernel, proved with no rewrite) then the
 // matmul reading it; both parts' proofs check, WritePlan lays them out and Audit re-checks them.
@@ -527,6 +563,9 @@ TEST(PipelineTest, BadOptionsAreRejectedWithTheFieldNamed) {
        absl::StatusCode::kInvalidArgument,
        "program_name 'my model' is not an identifier: use letters, digits and '_', not starting "
        "with a digit, at most 64 characters"},
+      {"constant_inputs", [](OptimizeOptions& o) { o.constant_inputs = {"W", "B"}; },
+       absl::StatusCode::kInvalidArgument,
+       "constant input 'B' is not an input of the program (inputs: X, W)"},
   };
   for (const OptionsErrorCase& c : cases) {
     SCOPED_TRACE(c.name);

@@ -742,6 +742,15 @@ TEST(TuneCacheTest, MissStoreHitCorrupt) {
     more.*knob += 1;
     EXPECT_NE(key, TuneCache::Key(softmax, dev, "13.0", "h200", more));
   }
+  // Constant inputs change the code: a set, in any order.
+  more = options;
+  more.constant_inputs = {"W", "X"};
+  const std::string with_constant = TuneCache::Key(softmax, dev, "13.0", "h200", more);
+  EXPECT_NE(key, with_constant);
+  more.constant_inputs = {"X", "W"};
+  EXPECT_EQ(with_constant, TuneCache::Key(softmax, dev, "13.0", "h200", more));
+  more.constant_inputs = {"X"};
+  EXPECT_NE(with_constant, TuneCache::Key(softmax, dev, "13.0", "h200", more));
 
   ASSERT_OK_AND_ASSIGN(std::optional<TuneCacheEntry> miss, cache.Lookup(key));
   EXPECT_FALSE(miss.has_value());
@@ -1030,6 +1039,21 @@ TEST(OptimizeTest, ErrorsByExactMessage) {
                        "the search found no family for this program within its budget of 1e-09 "
                        "s, which ran out: give it more (prism optimize --budget-s, "
                        "OptimizeOptions.search_budget_s)"));
+  // Constant inputs that are not inputs of the program, or named twice.
+  const struct {
+    std::vector<std::string> names;
+    const char* error;
+  } constant_cases[] = {
+      {{"Y"}, "constant input 'Y' is not an input of the program (inputs: X)"},
+      {{"X", "W"}, "constant input 'W' is not an input of the program (inputs: X)"},
+      {{"X", "X"}, "constant input 'X' is named twice"},
+  };
+  for (const auto& c : constant_cases) {
+    TuneOptions constant = options;
+    constant.constant_inputs = c.names;
+    EXPECT_THAT(Optimize(softmax, target, constant).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, c.error));
+  }
   TuneOptions bad = options;
   bad.top_families = 0;
   EXPECT_THAT(Optimize(softmax, target, bad).status(),

@@ -159,6 +159,19 @@ struct CodegenOptions {
   // program and across back-to-back calls — while every read and write still happens after
   // the previous grid. No-ops on older GPUs (the instructions are compiled out below sm_90).
   bool programmatic_dependent_launch = false;
+  // Names of program inputs that no kernel launched before the program in the same stream
+  // writes — weights, loaded once (tune::OptimizeOptions::constant_inputs, `prism optimize
+  // --constant-inputs`). With programmatic_dependent_launch, a GEMM-template kernel with a
+  // pipeline (stages > 1) issues the prologue's loads of these inputs' tiles (and of a constant
+  // chained B tile in shared memory, gemm_chained_b_smem) before griddepcontrol.wait, one
+  // cp.async group per stage, so that they stream in while the previous grid (the previous
+  // call's last kernel) finishes; the other inputs' prologue loads follow the wait. Valid only
+  // because nothing running before the wait writes them: a name here that an earlier kernel
+  // in the stream does write gives wrong results. Names that are not inputs of the program
+  // are ignored, and so is the option by other templates, without PDL and with one stage
+  // (the source is then byte-identical to an empty list). On an H100, 0.1–0.5 µs faster on
+  // the six GEMV rows' selections (docs/performance.md, 2026-12-07, twenty-third session).
+  std::vector<std::string> constant_inputs;
   // GEMM template: split the block's warps along N first — the most warps (a power of two
   // dividing the warp count) that leave every matmul at least two n8 tiles per warp — and the
   // rest along K. Default: along K first, along N only while the K tile has fewer 16-wide

@@ -135,6 +135,14 @@ struct TuneOptions {
   // programs can be linked into one binary. An identifier ([A-Za-z_][A-Za-z0-9_]*, at most
   // 64 characters; else InvalidArgument); empty: "candidate".
   std::string program_name;
+  // Inputs of the program (by name) that no kernel launched before it in the same stream
+  // writes while it runs: weights, loaded once. Every candidate is generated with them as
+  // CodegenOptions::constant_inputs (with programmatic dependent launch, a GEMM kernel loads
+  // their first tiles before it waits for the previous grid). A name that is not an input of
+  // the program is InvalidArgument ("constant input 'Z' is not an input of the program
+  // (inputs: X, W)"), and so is a name given twice. Declaring an input that an earlier kernel
+  // does write makes the generated program read it too early: wrong results.
+  std::vector<std::string> constant_inputs;
   // Local refinement after the sampled candidates are measured (step 4 above): at most
   // refine_rounds rounds; each takes the refine_top fastest matching candidates not refined
   // yet and adds their feasible neighbours (NeighborAssignments, same family and codegen
@@ -245,6 +253,16 @@ struct TuneResult {
 // character but letters, digits and '_' becomes '_', a leading digit gets "p_" before it,
 // at most 64 characters; "program" for an empty label.
 std::string ProgramNameFrom(absl::string_view label);
+
+// OK when every name in `constant_inputs` is an input of `program`, once (TuneOptions::
+// constant_inputs); else InvalidArgument "constant input 'Z' is not an input of the program
+// (inputs: X, W)" or "constant input 'X' is named twice".
+absl::Status CheckConstantInputs(const Program& program,
+                                 const std::vector<std::string>& constant_inputs);
+// The names in `constant_inputs` that are inputs of `program`, in order: a part of a cut
+// program, or one output's program, reads only some of the constant inputs.
+std::vector<std::string> ConstantInputsOf(const Program& program,
+                                          const std::vector<std::string>& constant_inputs);
 
 absl::StatusOr<TuneResult> Optimize(const Program& program, const Target& target,
                                     const TuneOptions& options);
@@ -360,7 +378,7 @@ class TuneCache {
   // Program::StructuralHash, the GPU name, the driver version, the NVRTC version, the target
   // name and the options that change the candidates or the choice (top_families,
   // instances_per_family, seed, refine_rounds, refine_top, refine_max, confirm_top,
-  // confirm_rounds).
+  // confirm_rounds, constant_inputs as a set).
   static std::string Key(const Program& program, const runtime::DeviceInfo& device,
                          absl::string_view nvrtc_version, absl::string_view target_name,
                          const TuneOptions& options);
