@@ -354,7 +354,7 @@ PYBIND11_MODULE(_prism, m) {
                   const std::string& label, bool build_report,
                   std::optional<py::function> progress, const std::string& tune_cache_dir,
                   double measure_budget_s, double tune_budget_s, int refine_rounds,
-                  bool fallback) {
+                  bool fallback, const std::vector<std::string>& constant_inputs) {
       OptimizeOptions o;
       o.target = target;
       o.gpu_mode = GpuModeFromName(gpu);
@@ -371,6 +371,7 @@ PYBIND11_MODULE(_prism, m) {
       o.tune_budget_s = tune_budget_s;
       o.refine_rounds = refine_rounds;
       o.fallback = fallback;
+      o.constant_inputs = constant_inputs;
       std::optional<py::error_already_set> callback_error;
       if (progress) {
         o.progress = [&progress, &callback_error](const Progress& p) {
@@ -404,7 +405,8 @@ PYBIND11_MODULE(_prism, m) {
         py::arg("measure_budget_s") = OptimizeOptions().measure_budget_s,
         py::arg("tune_budget_s") = OptimizeOptions().tune_budget_s,
         py::arg("refine_rounds") = OptimizeOptions().refine_rounds,
-        py::arg("fallback") = OptimizeOptions().fallback, doc);
+        py::arg("fallback") = OptimizeOptions().fallback,
+        py::arg("constant_inputs") = std::vector<std::string>(), doc);
   };
   std::apply(
       [&](auto... a) {
@@ -414,6 +416,8 @@ PYBIND11_MODULE(_prism, m) {
       },
       args("Searches, proves, prunes, generates CUDA and selects a kernel (prism::Optimize). "
            "gpu: 'auto' (GPU gpu_index if usable, else the cost model), 'require' or 'off'. "
+           "constant_inputs: names of inputs no earlier kernel in the stream writes (weights), "
+           "loaded before the wait for the previous kernel (--constant-inputs). "
            "progress(stage, elapsed_s, done, total) is called while it runs."));
 
   py::class_<Plan>(m, "Plan",

@@ -144,6 +144,10 @@ class ErrorTest(unittest.TestCase):
              lambda: prism.optimize(rmsnorm_linear(), gpu="off", tune_budget_s=-1.0),
              "INVALID_ARGUMENT",
              "OptimizeOptions.tune_budget_s must be >= 0 seconds (0: no limit), got -1", True),
+            ("constant input not an input",
+             lambda: prism.optimize(rmsnorm_linear(), gpu="off", constant_inputs=["W", "Z"]),
+             "INVALID_ARGUMENT",
+             "constant input 'Z' is not an input of the program (inputs: X, W)", True),
             ("unknown target", lambda: prism.optimize(rmsnorm_linear(), gpu="off", target="h9000"),
              "INVALID_ARGUMENT", "unknown target 'h9000'; known targets: ", False),
             ("no tensor", lambda: rmsnorm_linear().shape("Q"), "NOT_FOUND",
@@ -189,6 +193,19 @@ class OptimizeTest(unittest.TestCase):
                      "tune_cache_dir: str = ''", "measure_budget_s: float = 45.0",
                      "tune_budget_s: float = 55.0", "refine_rounds: int = 2"):
             self.assertIn(text, prism.optimize.__doc__)
+
+    def test_constant_inputs_are_loaded_before_the_wait(self):
+        # W's first tiles before griddepcontrol.wait, X's after (docs/codegen.md).
+        r = prism.optimize(rmsnorm_linear(), gpu="off", search_budget_s=3600.0,
+                           build_report=False, constant_inputs=["W"])
+        src = r.cuda_source
+        wait = src.find("  prism_dev::PdlWait();")
+        self.assertGreater(wait, 0)
+        early = src.find("  auto load_early = ")
+        late = src.find("  auto load_late = ")
+        self.assertIn("t_W + ", src[early:late])
+        self.assertNotIn("t_X + ", src[early:late])
+        self.assertLess(src.find("if (st < kF) load_early(st, st);"), wait)
 
     def test_result_selected_by_the_cost_model(self):
         r = shared_result()
