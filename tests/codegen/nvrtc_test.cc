@@ -14,6 +14,7 @@
 #include "split_fixtures.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prism/base/status.h"
 #include "prism/block/block_instance.h"
 #include "prism/codegen/audit.h"
 #include "prism/codegen/codegen.h"
@@ -381,16 +382,20 @@ TEST(NvrtcAuditTest, SplitKGemmCompilesForSm80AndSm90) {
   }
 }
 
+// lora's split-K program (split_fixtures.h lora_splitk) at batch 1, instantiated at `a`.
+absl::StatusOr<BlockProgram> LoraSplitB1(const Assignment& a) {
+  PRISM_ASSIGN_OR_RETURN(fixtures::Fixture split,
+                         codegen_test::MakeSplitFixture("lora_splitk",
+                                                        fixtures::WorkloadSizes("lora", 1)));
+  return Instantiate(split.graph, a);
+}
+
 // The launch options' device code: programmatic dependent launch compiles for both
 // architectures (a no-op below sm_90); a folded combine kernel (thread block clusters) for
 // sm_90, and sm_80 is refused by the kernel's own #error.
 TEST(NvrtcAuditTest, LaunchOptionsCompile) {
   if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture split,
-                       codegen_test::MakeSplitFixture("lora_splitk",
-                                                      fixtures::WorkloadSizes("lora", 1)));
-  ASSERT_OK_AND_ASSIGN(BlockProgram lora,
-                       Instantiate(split.graph, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}));
+  ASSERT_OK_AND_ASSIGN(BlockProgram lora, LoraSplitB1({{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}));
   CodegenOptions pdl;
   pdl.programmatic_dependent_launch = true;
   ASSERT_OK_AND_ASSIGN(GeneratedCode pdl_code, GenerateCuda(lora, pdl));
@@ -456,13 +461,8 @@ void ExpectCompilesWithoutSpills(const std::string& label, const GeneratedCode& 
 // compiles spill-free (the folded form for sm_90 only).
 TEST(NvrtcAuditTest, ConstantInputsEarlyLoadsCompile) {
   if (!NvrtcAvailable()) GTEST_SKIP() << "prism built without CUDA";
-  ASSERT_OK_AND_ASSIGN(fixtures::Fixture split,
-                       codegen_test::MakeSplitFixture("lora_splitk",
-                                                      fixtures::WorkloadSizes("lora", 1)));
-  ASSERT_OK_AND_ASSIGN(BlockProgram lora,
-                       Instantiate(split.graph, {{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}));
-  ASSERT_OK_AND_ASSIGN(BlockProgram lora6,
-                       Instantiate(split.graph, {{"g", 16}, {"s", 8}, {"F", 8}, {"T", 128}, {"S", 6}}));
+  ASSERT_OK_AND_ASSIGN(BlockProgram lora, LoraSplitB1({{"g", 32}, {"s", 8}, {"F", 4}, {"T", 128}, {"S", 3}}));
+  ASSERT_OK_AND_ASSIGN(BlockProgram lora6, LoraSplitB1({{"g", 16}, {"s", 8}, {"F", 8}, {"T", 128}, {"S", 6}}));
   CodegenOptions early;
   early.programmatic_dependent_launch = true;
   early.constant_inputs = {"W", "A", "B"};

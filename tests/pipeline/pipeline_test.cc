@@ -37,6 +37,13 @@ std::string TempDir(const std::string& name) { return testing::FreshTempPath("pi
 
 Program RmsNormLinear() { return testing::RmsnormLinear(4, 128, 64); }
 
+// A matmul of a wide matmul, which no family covers whole: OptimizeParts cuts it at H.
+absl::StatusOr<Program> SmallMlp() {
+  return ParseProgram(
+      "X = input f16[4, 128]\nW1 = input f16[128, 256]\nW2 = input f16[256, 64]\n"
+      "Y = matmul(gelu(matmul(X, W1)), W2)\noutput Y\n");
+}
+
 // No wall-clock budget in tests (the result must not depend on the machine's load), no GPU.
 OptimizeOptions TestOptions() {
   OptimizeOptions o;
@@ -199,11 +206,7 @@ TEST(PipelineTest, OptimizePartsCutsAnMlpAndKeepsAWholeProgramWhole) {
   EXPECT_EQ(whole.split_json, "");
   EXPECT_EQ(whole.result->cuda_source, SharedResult().cuda_source);
 
-  ASSERT_OK_AND_ASSIGN(Program mlp, ParseProgram("X = input f16[4, 128]\n"
-                                                 "W1 = input f16[128, 256]\n"
-                                                 "W2 = input f16[256, 64]\n"
-                                                 "Y = matmul(gelu(matmul(X, W1)), W2)\n"
-                                                 "output Y\n"));
+  ASSERT_OK_AND_ASSIGN(Program mlp, SmallMlp());
   OptimizeOptions o = TestOptions();
   o.program_label = "mlp_small";
   EXPECT_THAT(Optimize(mlp, o), StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -250,11 +253,7 @@ TEST(PipelineTest, OptimizePartsCutsAnMlpAndKeepsAWholeProgramWhole) {
 // and gives each part of a cut the ones it reads: the first part loads W1's first tiles
 // before the PDL wait, the second W2's; H, which the first part writes, after it.
 TEST(PipelineTest, ConstantInputsReachEachPartsKernels) {
-  ASSERT_OK_AND_ASSIGN(Program mlp, ParseProgram("X = input f16[4, 128]\n"
-                                                 "W1 = input f16[128, 256]\n"
-                                                 "W2 = input f16[256, 64]\n"
-                                                 "Y = matmul(gelu(matmul(X, W1)), W2)\n"
-                                                 "output Y\n"));
+  ASSERT_OK_AND_ASSIGN(Program mlp, SmallMlp());
   OptimizeOptions o = TestOptions();
   o.program_label = "mlp_small";
   o.build_report = false;
