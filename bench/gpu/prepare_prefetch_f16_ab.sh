@@ -1,6 +1,8 @@
 #!/bin/bash
 # Prepares .carry/var (git-ignored) for one A/B device call (2026-12-07, twenty-second session,
-# issue 7; docs/performance.md, not yet run): the selections of a device run (`sel`) next to
+# issue 7; run in the twenty-third, docs/performance.md: pf faster on five of the six GEMV rows,
+# now generated as --constant-inputs; h16 slower on all four attention rows, dropped): the
+# selections of a device run (`sel`) next to
 #   pf  — the six GEMV rows with their weights' prologue stages loaded before
 #         griddepcontrol.wait (bench/gpu/prototypes/pdl_prefetch.py);
 #   h16 — the four attention rows with the split's N' partial stored in f16
