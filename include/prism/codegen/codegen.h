@@ -170,7 +170,8 @@ struct CodegenOptions {
   // in the stream does write gives wrong results. Names that are not inputs of the program
   // are ignored, and so is the option by other templates, without PDL and with one stage
   // (the source is then byte-identical to an empty list). On an H100, 0.1–0.5 µs faster on
-  // the six GEMV rows' selections (docs/performance.md, 2026-12-07, twenty-third session).
+  // five of the six GEMV rows' selections, even on the sixth (docs/performance.md, 2026-12-07,
+  // twenty-third session).
   std::vector<std::string> constant_inputs;
   // GEMM template: split the block's warps along N first — the most warps (a power of two
   // dividing the warp count) that leave every matmul at least two n8 tiles per warp — and the
