@@ -945,16 +945,15 @@ absl::StatusOr<LaunchConfig> KernelGen::Generate(std::string& source) {
       return m.b_smem_offset >= 0 && !early_b(m);
     });
     load_b_tiles(1);
-    const bool inputs_early = n_early > 0;
-    if (inputs_early) {
+    if (n_early > 0) {
       prologue(all_early ? "load_stage" : "load_early");
     } else {
-      absl::StrAppend(&s, "  CpAsyncCommit();\n");
+      absl::StrAppend(&s, "  CpAsyncCommit();\n");  // the constant B tiles' group
     }
     absl::StrAppend(&s, "  prism_dev::PdlWait();  // the previous grid has completed: the other "
                         "inputs may be read now\n");
     load_b_tiles(2);
-    if (!inputs_early) {
+    if (n_early == 0) {
       prologue("load_stage");
     } else if (!all_early) {
       prologue("load_late");
